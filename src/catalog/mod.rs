@@ -1,0 +1,43 @@
+//! The accelerator catalog: TPU and GPU facts, in one place, as data.
+//!
+//! Nothing else in the crate knows a machine type, a node label value or a topology rule;
+//! blueprints resolve their `tpu`/`gpu` stanza here, and validation rules ask it what a
+//! selector, a node pool or a resource request should be. Per-slice numbers (hosts, chips per
+//! host) are derived from the topology and the machine type, never typed twice.
+//!
+//! Facts come from `shared/accelerators.md` (XPK's system catalog, Cluster Toolkit, GKE docs).
+
+mod gpu;
+mod topology;
+mod tpu;
+
+pub use gpu::{Gpu, GpuMachine, gpu, gpu_for_machine, gpus};
+pub use topology::{Topology, TopologyError};
+pub use tpu::{
+    Placement, TpuFamily, TpuHost, TpuMachine, TpuSlice, TpuTypeError, tpu_machine, tpu_slice,
+    tpu_slice_names, tpu_slices_for_selector,
+};
+
+/// Node label GKE puts on TPU nodes with the slice's accelerator type.
+pub const TPU_ACCELERATOR_LABEL: &str = "cloud.google.com/gke-tpu-accelerator";
+/// Node label GKE puts on TPU nodes with the slice topology.
+pub const TPU_TOPOLOGY_LABEL: &str = "cloud.google.com/gke-tpu-topology";
+/// Node label GKE puts on GPU nodes with the accelerator type.
+pub const GPU_ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
+/// Node label with the node pool name (JobSet exclusive-topology key).
+pub const NODE_POOL_LABEL: &str = "cloud.google.com/gke-nodepool";
+/// Extended resource for TPU chips.
+pub const TPU_RESOURCE: &str = "google.com/tpu";
+/// Extended resource for NVIDIA GPUs.
+pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+
+/// The closest name in `candidates` to `name`, for "did you mean" hints.
+#[must_use]
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, _)| *score > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+        .map(|(_, c)| c)
+}

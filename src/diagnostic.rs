@@ -1,0 +1,336 @@
+//! Findings as plain data, and the renderers that show them.
+//!
+//! A [`Diagnostic`] is what a rule or a blueprint check found: a rule id, a severity, where
+//! (file, line, column, and the Kubernetes object), what was found, what was expected and how
+//! to fix it. Stages collect every finding instead of stopping at the first, and hand them to
+//! [`render_human`] (stderr, with a snippet of the source) or [`render_json`] (`-o json`).
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
+use serde::Serialize;
+
+use crate::yaml::Span;
+
+/// How bad a finding is. Only errors change the exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The output would not work; the command exits 1 (or 2 for malformed input).
+    Error,
+    /// Worth a look; never changes the exit code.
+    Warning,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        })
+    }
+}
+
+/// The Kubernetes object a finding is about, shown as `kind/namespace/name`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ObjectRef {
+    /// `kind`, e.g. `JobSet`.
+    pub kind: String,
+    /// `metadata.namespace`, absent for cluster-scoped objects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// `metadata.name`.
+    pub name: String,
+}
+
+impl fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{}/{}/{}", self.kind, ns, self.name),
+            None => write!(f, "{}/{}", self.kind, self.name),
+        }
+    }
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Diagnostic {
+    /// Kebab-case rule id, e.g. `tpu-chips-per-host`.
+    pub rule: &'static str,
+    /// Error or warning.
+    pub severity: Severity,
+    /// Repository-relative path of the file the finding points into.
+    pub file: String,
+    /// 1-based line (0 when the finding is about a whole file).
+    pub line: u32,
+    /// 1-based column (0 when unknown).
+    pub column: u32,
+    /// The object the finding is about, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object: Option<ObjectRef>,
+    /// Dotted field path inside the object or blueprint, e.g. `spec.tpu.topology`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// One terse sentence: what is wrong.
+    pub message: String,
+    /// What was found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found: Option<String>,
+    /// What was expected instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    /// How to fix it, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+    /// The blueprint field this finding most likely traces back to, used by `render` to point
+    /// findings on generated objects at the line the user wrote. Not part of the output.
+    #[serde(skip)]
+    pub blueprint_field: Option<String>,
+}
+
+impl Diagnostic {
+    /// An error for `rule` with a message; fill in the rest with the builder methods.
+    #[must_use]
+    pub fn error(rule: &'static str, message: impl Into<String>) -> Self {
+        Self::new(rule, Severity::Error, message.into())
+    }
+
+    /// A warning for `rule` with a message.
+    #[must_use]
+    pub fn warning(rule: &'static str, message: impl Into<String>) -> Self {
+        Self::new(rule, Severity::Warning, message.into())
+    }
+
+    fn new(rule: &'static str, severity: Severity, message: String) -> Self {
+        Self {
+            rule,
+            severity,
+            file: String::new(),
+            line: 0,
+            column: 0,
+            object: None,
+            field: None,
+            message,
+            found: None,
+            expected: None,
+            fix: None,
+            blueprint_field: None,
+        }
+    }
+
+    /// Sets file and position.
+    #[must_use]
+    pub fn at(mut self, file: impl Into<String>, span: Span) -> Self {
+        self.file = file.into();
+        self.line = span.line;
+        self.column = span.column;
+        self
+    }
+
+    /// Sets the object.
+    #[must_use]
+    pub fn object(mut self, object: ObjectRef) -> Self {
+        self.object = Some(object);
+        self
+    }
+
+    /// Sets the dotted field path.
+    #[must_use]
+    pub fn field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    /// Sets what was found.
+    #[must_use]
+    pub fn found(mut self, found: impl Into<String>) -> Self {
+        self.found = Some(found.into());
+        self
+    }
+
+    /// Sets what was expected.
+    #[must_use]
+    pub fn expected(mut self, expected: impl Into<String>) -> Self {
+        self.expected = Some(expected.into());
+        self
+    }
+
+    /// Sets the fix.
+    #[must_use]
+    pub fn fix(mut self, fix: impl Into<String>) -> Self {
+        self.fix = Some(fix.into());
+        self
+    }
+
+    /// Sets the blueprint field that `render` should point at.
+    #[must_use]
+    pub fn blueprint_field(mut self, field: impl Into<String>) -> Self {
+        self.blueprint_field = Some(field.into());
+        self
+    }
+
+    /// Whether this is an error.
+    #[must_use]
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    fn sort_key(&self) -> (&str, u32, u32, &str, Severity, &str) {
+        (&self.file, self.line, self.column, self.rule, self.severity, &self.message)
+    }
+}
+
+/// Sorts findings by file, line, column and rule, and drops exact duplicates, so that output
+/// does not depend on the order rules or threads ran in.
+pub fn sort(diagnostics: &mut Vec<Diagnostic>) {
+    diagnostics.sort_by(|a, b| {
+        a.sort_key().cmp(&b.sort_key()).then_with(|| {
+            a.object.cmp(&b.object).then_with(|| a.field.cmp(&b.field)).then(Ordering::Equal)
+        })
+    });
+    diagnostics.dedup();
+}
+
+/// Looks up the text of a file by its display path, for snippets.
+pub type SourceLookup<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
+/// Renders findings for people: one block each, with the offending line when the source is
+/// known, then a summary line. `color` selects ANSI styling.
+#[must_use]
+pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, color: bool) -> String {
+    let renderer = if color { Renderer::styled() } else { Renderer::plain() };
+    let mut out = String::new();
+    for d in diagnostics {
+        let level = match d.severity {
+            Severity::Error => Level::ERROR,
+            Severity::Warning => Level::WARNING,
+        };
+        let mut notes: Vec<String> = Vec::new();
+        if let Some(object) = &d.object {
+            notes.push(format!("object: {object}"));
+        }
+        if let Some(found) = &d.found {
+            notes.push(format!("found: {found}"));
+        }
+        if let Some(expected) = &d.expected {
+            notes.push(format!("expected: {expected}"));
+        }
+        let text = sources(&d.file);
+        let line_text = text
+            .as_deref()
+            .and_then(|text| text.lines().nth(d.line.checked_sub(1)? as usize));
+        let mut group = Group::with_title(level.primary_title(d.message.as_str()).id(d.rule));
+        match line_text {
+            Some(text) => {
+                let start = char_offset(text, d.column);
+                let end = token_end(text, start);
+                let label = d.field.as_deref().unwrap_or("");
+                group = group.element(
+                    Snippet::source(text)
+                        .line_start(d.line as usize)
+                        .path(d.file.as_str())
+                        .annotation(AnnotationKind::Primary.span(start..end).label(label)),
+                );
+            }
+            None => {
+                let location = if d.line > 0 {
+                    format!("{}:{}", d.file, d.line)
+                } else {
+                    d.file.clone()
+                };
+                notes.insert(0, format!("in {location}"));
+            }
+        }
+        for note in &notes {
+            group = group.element(Level::NOTE.message(note.as_str()));
+        }
+        if let Some(fix) = &d.fix {
+            group = group.element(Level::HELP.message(fix.as_str()));
+        }
+        let report: [Group<'_>; 1] = [group];
+        out.push_str(&renderer.render(&report));
+        out.push_str("\n\n");
+    }
+    out
+}
+
+/// One-line summary: `2 errors, 1 warning`.
+#[must_use]
+pub fn summary(diagnostics: &[Diagnostic]) -> String {
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = diagnostics.len() - errors;
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
+}
+
+/// Renders findings as a JSON array (stable field order, sorted input).
+#[must_use]
+pub fn render_json(diagnostics: &[Diagnostic]) -> String {
+    let mut json = serde_json::to_string_pretty(diagnostics).unwrap_or_else(|_| "[]".into());
+    json.push('\n');
+    json
+}
+
+/// Byte offset of a 1-based character column in `line`.
+fn char_offset(line: &str, column: u32) -> usize {
+    let column = column.max(1) as usize - 1;
+    line.char_indices().nth(column).map_or(line.len(), |(i, _)| i)
+}
+
+/// End of the YAML token starting at `start`: up to the `: ` of a key, or the end of a scalar.
+fn token_end(line: &str, start: usize) -> usize {
+    let rest = &line[start..];
+    let end = rest
+        .find(": ")
+        .or_else(|| rest.strip_suffix(':').map(str::len))
+        .unwrap_or_else(|| rest.trim_end().len());
+    start + end.max(1).min(rest.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Diagnostic {
+        Diagnostic::error("tpu-topology-mismatch", "topology `4x4` does not match `v4-32`")
+            .at("blueprints/a.yaml", Span { line: 2, column: 13, offset: 0, len: 0 })
+            .field("spec.tpu.topology")
+            .found("4x4")
+            .expected("2x2x4")
+            .fix("set `topology: 2x2x4` or remove it")
+    }
+
+    #[test]
+    fn renders_snippet_with_notes() {
+        let text = "spec:\n  topology: 4x4\n";
+        let lookup = |f: &str| (f == "blueprints/a.yaml").then(|| text.to_string());
+        insta::assert_snapshot!(render_human(&[sample()], &lookup, false), @r"
+        error[tpu-topology-mismatch]: topology `4x4` does not match `v4-32`
+         --> blueprints/a.yaml:2:13
+          |
+        2 |   topology: 4x4
+          |             ^^^ spec.tpu.topology
+          |
+          = note: found: 4x4
+          = note: expected: 2x2x4
+          = help: set `topology: 2x2x4` or remove it
+        ");
+    }
+
+    #[test]
+    fn renders_location_without_source() {
+        let lookup = |_: &str| None;
+        let text = render_human(&[sample()], &lookup, false);
+        assert!(text.contains("in blueprints/a.yaml:2"), "{text}");
+    }
+
+    #[test]
+    fn sorts_and_deduplicates() {
+        let mut all = vec![sample(), sample().at("a.yaml", Span::default()), sample()];
+        sort(&mut all);
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].file, "a.yaml");
+        assert_eq!(summary(&all), "2 errors, 0 warnings");
+    }
+}

@@ -1,0 +1,371 @@
+//! The one YAML reader: text in, a tree of [`Node`]s that remember where they stood.
+//!
+//! Every input — blueprints, user manifests, kustomize output — is parsed here exactly once.
+//! Typed views (blueprint specs) are read from the tree by [`crate::blueprint::de`], and
+//! validation rules walk the tree directly, so both can point at a file, line and column.
+//!
+//! Parsing uses `serde-saphyr` with YAML 1.2 booleans (`yes` is a string, not `true`).
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::Spanned;
+
+/// A position in a source text: 1-based line and column, plus the byte range of the node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Span {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column (in characters).
+    pub column: u32,
+    /// Byte offset of the node's first character in the source text.
+    pub offset: usize,
+    /// Length in bytes of the node's scalar text (0 for collections).
+    pub len: usize,
+}
+
+impl Span {
+    fn from_location(location: &serde_saphyr::Location) -> Self {
+        let span = location.span();
+        Self {
+            line: u32::try_from(location.line()).unwrap_or(u32::MAX),
+            column: u32::try_from(location.column()).unwrap_or(u32::MAX),
+            offset: usize::try_from(span.byte_offset().unwrap_or(0)).unwrap_or(usize::MAX),
+            len: usize::try_from(span.byte_len().unwrap_or(0)).unwrap_or(0),
+        }
+    }
+}
+
+/// A YAML value with its position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// The value.
+    pub value: Value,
+    /// Where the value starts.
+    pub span: Span,
+}
+
+/// A mapping key with its position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Key {
+    /// The key text (non-string keys are kept as their text).
+    pub text: String,
+    /// Where the key starts.
+    pub span: Span,
+}
+
+/// The value of a [`Node`]. Mappings keep their keys in source order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// `null`, `~` or an empty value.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// A plain integer.
+    Int(i64),
+    /// A plain float.
+    Float(f64),
+    /// A string: quoted, block, or plain text that is not a number, boolean or null.
+    String(String),
+    /// A sequence.
+    Seq(Vec<Node>),
+    /// A mapping, in source order.
+    Map(Vec<(Key, Node)>),
+}
+
+impl Value {
+    /// A short noun for messages: "a string", "a mapping", …
+    #[must_use]
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Seq(_) => "a sequence",
+            Value::Map(_) => "a mapping",
+        }
+    }
+}
+
+impl Node {
+    /// The value under `key` when this node is a mapping.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        match &self.value {
+            Value::Map(entries) => entries.iter().find(|(k, _)| k.text == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The key node for `key` when this node is a mapping (for pointing at a field name).
+    #[must_use]
+    pub fn key(&self, key: &str) -> Option<&Key> {
+        match &self.value {
+            Value::Map(entries) => entries.iter().find(|(k, _)| k.text == key).map(|(k, _)| k),
+            _ => None,
+        }
+    }
+
+    /// Follows a path of mapping keys.
+    #[must_use]
+    pub fn at(&self, path: &[&str]) -> Option<&Node> {
+        path.iter().try_fold(self, |node, key| node.get(key))
+    }
+
+    /// The deepest node along a dotted path (`spec.tpu.topology`) that exists, and whether the
+    /// whole path was found. Used to point diagnostics at the closest thing the user wrote.
+    #[must_use]
+    pub fn closest(&self, dotted: &str) -> (Span, bool) {
+        let mut node = self;
+        let mut span = self.span;
+        for key in dotted.split('.').filter(|k| !k.is_empty()) {
+            match node.get(key) {
+                Some(next) => {
+                    span = node.key(key).map_or(next.span, |k| k.span);
+                    node = next;
+                }
+                None => return (span, false),
+            }
+        }
+        (span, true)
+    }
+
+    /// The string, when this is a string.
+    #[must_use]
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The integer, when this is an integer.
+    #[must_use]
+    pub fn as_i64(&self) -> Option<i64> {
+        match self.value {
+            Value::Int(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// The items, when this is a sequence.
+    #[must_use]
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    /// The entries, when this is a mapping.
+    #[must_use]
+    pub fn as_map(&self) -> Option<&[(Key, Node)]> {
+        match &self.value {
+            Value::Map(entries) => Some(entries),
+            _ => None,
+        }
+    }
+
+    /// A whole number written either as an integer or as a string of digits, as Kubernetes
+    /// accepts for resource quantities (`google.com/tpu: 4` or `"4"`). Quantities with units
+    /// or fractions are not whole counts and give `None`.
+    #[must_use]
+    pub fn as_count(&self) -> Option<i64> {
+        match &self.value {
+            Value::Int(i) => Some(*i),
+            Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+                s.parse().ok()
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A document that could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    /// What the parser said, first line only.
+    pub message: String,
+    /// Where, when the parser knew.
+    pub span: Option<Span>,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn options() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        strict_booleans: true,
+        with_snippet: false,
+    }
+}
+
+/// Parses every document of a YAML stream. Empty documents (`---` alone) are dropped.
+pub fn parse_documents(text: &str) -> Result<Vec<Node>, ParseError> {
+    let documents: Vec<Option<Spanned<Raw>>> =
+        serde_saphyr::from_multiple_with_options(text, options()).map_err(|error| {
+            ParseError {
+                message: clean_message(&error.to_string()),
+                span: error.location().map(|l| Span::from_location(&l)),
+            }
+        })?;
+    Ok(documents
+        .into_iter()
+        .flatten()
+        .map(Node::from)
+        .filter(|node| node.value != Value::Null)
+        .collect())
+}
+
+/// serde-saphyr prefixes "error: line L column C: " and may append a snippet; we print our own.
+fn clean_message(message: &str) -> String {
+    let first = message.lines().next().unwrap_or(message);
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    match first.split_once(": ") {
+        Some((head, rest)) if head.starts_with("line ") && head.contains(" column ") => {
+            rest.to_string()
+        }
+        _ => first.to_string(),
+    }
+}
+
+/// The tree as serde-saphyr hands it over; converted to [`Node`] right away.
+enum Raw {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    String(String),
+    Seq(Vec<Spanned<Raw>>),
+    Map(Vec<(Spanned<String>, Spanned<Raw>)>),
+}
+
+impl From<Spanned<Raw>> for Node {
+    fn from(spanned: Spanned<Raw>) -> Self {
+        let span = Span::from_location(&spanned.referenced);
+        let value = match spanned.value {
+            Raw::Null => Value::Null,
+            Raw::Bool(b) => Value::Bool(b),
+            Raw::Int(i) => Value::Int(i),
+            Raw::Float(f) => Value::Float(f),
+            Raw::String(s) => Value::String(s),
+            Raw::Seq(items) => Value::Seq(items.into_iter().map(Node::from).collect()),
+            Raw::Map(entries) => Value::Map(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let key = Key { span: Span::from_location(&k.referenced), text: k.value };
+                        (key, Node::from(v))
+                    })
+                    .collect(),
+            ),
+        };
+        Node { value, span }
+    }
+}
+
+impl<'de> Deserialize<'de> for Raw {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RawVisitor;
+        impl<'de> Visitor<'de> for RawVisitor {
+            type Value = Raw;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any YAML value")
+            }
+            fn visit_unit<E>(self) -> Result<Raw, E> {
+                Ok(Raw::Null)
+            }
+            fn visit_none<E>(self) -> Result<Raw, E> {
+                Ok(Raw::Null)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Raw, D::Error> {
+                Raw::deserialize(d)
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Raw, E> {
+                Ok(Raw::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Raw, E> {
+                Ok(Raw::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Raw, E> {
+                i64::try_from(v).map(Raw::Int).map_err(|_| E::custom("integer too large"))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Raw, E> {
+                Ok(Raw::Float(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Raw, E> {
+                Ok(Raw::String(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Raw, E> {
+                Ok(Raw::String(v))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Raw::Seq(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(key) = map.next_key::<Spanned<String>>()? {
+                    entries.push((key, map.next_value()?));
+                }
+                Ok(Raw::Map(entries))
+            }
+        }
+        deserializer.deserialize_any(RawVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_documents_with_positions() {
+        let docs = parse_documents("a: 1\nb:\n  c: \"2\"\n---\n---\nkind: X\n").unwrap();
+        assert_eq!(docs.len(), 2);
+        let c = docs[0].at(&["b", "c"]).unwrap();
+        assert_eq!(c.value, Value::String("2".into()));
+        assert_eq!((c.span.line, c.span.column), (3, 6));
+        assert_eq!(docs[1].get("kind").unwrap().span.line, 6);
+    }
+
+    #[test]
+    fn keeps_yaml_1_1_booleans_as_strings() {
+        let docs = parse_documents("a: yes\nb: true\n").unwrap();
+        assert_eq!(docs[0].get("a").unwrap().value, Value::String("yes".into()));
+        assert_eq!(docs[0].get("b").unwrap().value, Value::Bool(true));
+    }
+
+    #[test]
+    fn reports_where_malformed_yaml_breaks() {
+        let error = parse_documents("a: 1\nb: [1, 2\n").unwrap_err();
+        assert!(error.span.is_some(), "{error:?}");
+        assert!(!error.message.starts_with("error:"), "{}", error.message);
+    }
+
+    #[test]
+    fn counts_accept_integers_and_digit_strings_only() {
+        let docs = parse_documents("a: 4\nb: \"4\"\nc: 500m\nd: 1.5\n").unwrap();
+        let count = |k| docs[0].get(k).unwrap().as_count();
+        assert_eq!((count("a"), count("b"), count("c"), count("d")), (Some(4), Some(4), None, None));
+    }
+
+    #[test]
+    fn closest_points_at_deepest_existing_key() {
+        let docs = parse_documents("spec:\n  tpu:\n    type: v4-32\n").unwrap();
+        let (span, found) = docs[0].closest("spec.tpu.topology");
+        assert!(!found);
+        assert_eq!(span.line, 2);
+        let (span, found) = docs[0].closest("spec.tpu.type");
+        assert!(found);
+        assert_eq!(span.line, 3);
+    }
+}
