@@ -1,0 +1,250 @@
+//! Blueprints: the short YAML documents people write, and the kinds that compile them.
+//!
+//! A blueprint is a Kubernetes-style document (`apiVersion: aiml.dev/v1alpha1`, `kind`,
+//! `metadata.name`, `spec`). This module checks the envelope, finds the [`Kind`] that owns the
+//! document, and lets it read its `spec` strictly ([`de`]) and compile it into an overlay
+//! ([`crate::overlay::Overlay`]). Every kind lives in its own module; adding one means adding
+//! it to [`KINDS`].
+
+pub mod de;
+pub mod multislice;
+
+use crate::diagnostic::Diagnostic;
+use crate::overlay::Overlay;
+use crate::yaml::{Node, Span};
+
+/// The `apiVersion` of every blueprint.
+pub const API_VERSION: &str = "aiml.dev/v1alpha1";
+
+/// Rule ids that mean the input itself is malformed (exit code 2 rather than 1).
+pub const INPUT_RULES: &[&str] = &[
+    "yaml-syntax",
+    "blueprint-schema",
+    "blueprint-kind",
+    "blueprint-api-version",
+    "blueprint-name",
+    "blueprint-name-duplicate",
+];
+
+/// Whether `diagnostic` is about malformed input rather than a finding.
+#[must_use]
+pub fn is_input_error(diagnostic: &Diagnostic) -> bool {
+    diagnostic.is_error() && INPUT_RULES.contains(&diagnostic.rule)
+}
+
+/// A blueprint kind: reads its spec and compiles it.
+pub trait Kind: Sync {
+    /// The `kind` value, e.g. `MultisliceTraining`.
+    fn name(&self) -> &'static str;
+    /// One line for `kubectl aiml blueprints`.
+    fn summary(&self) -> &'static str;
+    /// Reads and checks the blueprint and compiles it into an overlay. Diagnostics point into
+    /// the blueprint's file; errors mean no overlay.
+    fn compile(&self, blueprint: &Blueprint<'_>) -> Result<Compiled, Vec<Diagnostic>>;
+}
+
+/// What a kind hands back: the overlay, and warnings that did not stop it.
+#[derive(Debug)]
+pub struct Compiled {
+    /// The overlay's files.
+    pub overlay: Overlay,
+    /// Warnings about the blueprint.
+    pub warnings: Vec<Diagnostic>,
+    /// One-line description for listings (accelerator, slices, …).
+    pub description: String,
+}
+
+/// Every blueprint kind this build knows.
+pub static KINDS: &[&dyn Kind] = &[&multislice::MultisliceTraining];
+
+/// The kind called `name`.
+#[must_use]
+pub fn kind(name: &str) -> Option<&'static dyn Kind> {
+    KINDS.iter().copied().find(|k| k.name() == name)
+}
+
+/// A blueprint document whose envelope has been checked.
+#[derive(Clone, Copy)]
+pub struct Blueprint<'a> {
+    /// Repository-relative path of its file.
+    pub file: &'a str,
+    /// The whole document.
+    pub node: &'a Node,
+    /// `metadata.name`.
+    pub name: &'a str,
+    /// Its kind.
+    pub kind: &'static dyn Kind,
+}
+
+impl std::fmt::Debug for Blueprint<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Blueprint")
+            .field("file", &self.file)
+            .field("name", &self.name)
+            .field("kind", &self.kind.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Blueprint<'a> {
+    /// Checks the envelope of a document that declares the blueprint `apiVersion`.
+    pub fn from_node(file: &'a str, node: &'a Node) -> Result<Self, Diagnostic> {
+        let at = |span: Span| (file, span);
+        let schema_error = |message: String, span: Span, field: &str| {
+            let (file, span) = at(span);
+            Diagnostic::error("blueprint-schema", message).at(file, span).field(field)
+        };
+        if node.as_map().is_none() {
+            return Err(schema_error("a blueprint must be a mapping".into(), node.span, ""));
+        }
+        for (key, _) in node.as_map().unwrap_or_default() {
+            if !["apiVersion", "kind", "metadata", "spec"].contains(&key.text.as_str()) {
+                return Err(schema_error(format!("unknown field `{}`", key.text), key.span, &key.text)
+                    .expected("`apiVersion`, `kind`, `metadata` and `spec`"));
+            }
+        }
+        let api_version = node.get("apiVersion").and_then(Node::as_str);
+        if api_version != Some(API_VERSION) {
+            let span = node.get("apiVersion").map_or(node.span, |n| n.span);
+            return Err(Diagnostic::error("blueprint-api-version", "unsupported blueprint apiVersion")
+                .at(file, span)
+                .field("apiVersion")
+                .found(api_version.unwrap_or("nothing"))
+                .expected(format!("`{API_VERSION}`"))
+                .fix(format!("set `apiVersion: {API_VERSION}`")));
+        }
+        let kind_node = node.get("kind");
+        let Some(kind_name) = kind_node.and_then(Node::as_str) else {
+            return Err(schema_error("missing `kind`".into(), node.span, "kind")
+                .expected(known_kinds())
+                .fix("add `kind:` with a blueprint kind"));
+        };
+        let Some(kind) = kind(kind_name) else {
+            let names = KINDS.iter().map(|k| k.name());
+            let mut d = Diagnostic::error("blueprint-kind", format!("unknown blueprint kind: `{kind_name}`"))
+                .at(file, kind_node.map_or(node.span, |n| n.span))
+                .field("kind")
+                .found(kind_name)
+                .expected(known_kinds());
+            if let Some(best) = crate::catalog::closest(kind_name, names) {
+                d = d.fix(format!("did you mean `{best}`?"));
+            }
+            return Err(d);
+        };
+        let metadata = node.get("metadata");
+        if let Some((key, _)) = metadata
+            .and_then(Node::as_map)
+            .and_then(|m| m.iter().find(|(k, _)| k.text != "name"))
+        {
+            return Err(schema_error(format!("unknown field `{}`", key.text), key.span, "metadata")
+                .expected("`name`"));
+        }
+        let name_node = metadata.and_then(|m| m.get("name"));
+        let Some(name) = name_node.and_then(Node::as_str) else {
+            return Err(schema_error(
+                "missing `metadata.name`".into(),
+                metadata.map_or(node.span, |m| m.span),
+                "metadata.name",
+            )
+            .fix("add `metadata: {name: <dns-label>}`"));
+        };
+        if let Err(reason) = check_dns_label(name) {
+            return Err(Diagnostic::error("blueprint-name", format!("invalid blueprint name: {reason}"))
+                .at(file, name_node.map_or(node.span, |n| n.span))
+                .field("metadata.name")
+                .found(name)
+                .expected("a DNS-1123 label: lowercase letters, digits and `-`, at most 63 characters, starting and ending with a letter or digit"));
+        }
+        if node.get("spec").and_then(Node::as_map).is_none() {
+            let span = node.get("spec").map_or(node.span, |n| n.span);
+            return Err(schema_error("`spec` must be a mapping".into(), span, "spec"));
+        }
+        Ok(Self { file, node, name, kind })
+    }
+
+    /// The `spec` node.
+    #[must_use]
+    pub fn spec(&self) -> &'a Node {
+        // `from_node` checked that `spec` is a mapping.
+        self.node.get("spec").unwrap_or(self.node)
+    }
+
+    /// A diagnostic pointing at the closest existing node to a dotted blueprint path.
+    #[must_use]
+    pub fn error_at(&self, rule: &'static str, field: &str, message: impl Into<String>) -> Diagnostic {
+        let (span, _) = self.node.closest(field);
+        Diagnostic::error(rule, message).at(self.file, span).field(field)
+    }
+
+    /// Reads `spec` strictly as `T`; structural problems become `blueprint-schema` errors.
+    pub fn read_spec<T: serde::de::DeserializeOwned>(&self) -> Result<T, Diagnostic> {
+        de::from_node(self.spec(), "spec").map_err(|e| {
+            let mut d = Diagnostic::error("blueprint-schema", e.message)
+                .at(self.file, e.span.unwrap_or(self.spec().span))
+                .field(e.path);
+            d.found = e.found;
+            d.expected = e.expected;
+            d.fix = e.fix;
+            d
+        })
+    }
+}
+
+fn known_kinds() -> String {
+    let names: Vec<String> = KINDS.iter().map(|k| format!("`{}`", k.name())).collect();
+    format!("one of {}", names.join(", "))
+}
+
+/// Checks a DNS-1123 label (Kubernetes names of namespaces, blueprints, …).
+pub fn check_dns_label(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("empty".into());
+    }
+    if name.len() > 63 {
+        return Err(format!("{} characters, at most 63 allowed", name.len()));
+    }
+    if !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+        return Err("only lowercase letters, digits and `-` are allowed".into());
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        return Err("must start and end with a letter or digit".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse_documents;
+
+    fn envelope(text: &str) -> Result<&'static str, Diagnostic> {
+        let docs = parse_documents(text).unwrap();
+        let node = Box::leak(Box::new(docs.into_iter().next().unwrap()));
+        Blueprint::from_node("b.yaml", node).map(|b| b.kind.name())
+    }
+
+    #[test]
+    fn accepts_known_kind() {
+        let text = "apiVersion: aiml.dev/v1alpha1\nkind: MultisliceTraining\nmetadata: {name: a}\nspec: {}\n";
+        assert_eq!(envelope(text).unwrap(), "MultisliceTraining");
+    }
+
+    #[test]
+    fn suggests_closest_kind() {
+        let text = "apiVersion: aiml.dev/v1alpha1\nkind: MultiSliceTraining\nmetadata: {name: a}\nspec: {}\n";
+        let d = envelope(text).unwrap_err();
+        assert_eq!(d.rule, "blueprint-kind");
+        assert_eq!(d.line, 2);
+        assert_eq!(d.fix.as_deref(), Some("did you mean `MultisliceTraining`?"));
+    }
+
+    #[test]
+    fn rejects_bad_names_and_versions() {
+        let bad_name = "apiVersion: aiml.dev/v1alpha1\nkind: MultisliceTraining\nmetadata: {name: Big_Name}\nspec: {}\n";
+        assert_eq!(envelope(bad_name).unwrap_err().rule, "blueprint-name");
+        let bad_version = "apiVersion: aiml.dev/v1\nkind: MultisliceTraining\nmetadata: {name: a}\nspec: {}\n";
+        assert_eq!(envelope(bad_version).unwrap_err().rule, "blueprint-api-version");
+        let extra = "apiVersion: aiml.dev/v1alpha1\nkind: MultisliceTraining\nmetadata: {name: a, labels: {}}\nspec: {}\n";
+        assert_eq!(envelope(extra).unwrap_err().rule, "blueprint-schema");
+    }
+}

@@ -1,0 +1,356 @@
+//! The command line: clap definitions and the wiring of each command. No business logic:
+//! every command calls the pipeline stages and prints what they return.
+//!
+//! stdout carries data (JSON, listings); stderr carries human diagnostics and progress.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use aiml::blueprint::{self, Blueprint};
+use aiml::diagnostic::{self, Diagnostic};
+use aiml::kustomize::Kustomize;
+use aiml::render::{self, Change, Report};
+use aiml::repo::{self, SourceFile};
+use aiml::validate::{self, Object};
+
+/// Compile AI/ML blueprints for GKE into validated Kustomize overlays and rendered manifests.
+#[derive(Debug, Parser)]
+#[command(
+    name = "kubectl-aiml",
+    bin_name = "kubectl aiml",
+    version,
+    propagate_version = true,
+    after_help = "Example:\n  kubectl aiml render            # compile blueprints/ into overlays/ and rendered/\n  kubectl aiml render --check    # in CI: fail when committed output is stale"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Args)]
+struct Global {
+    /// Repository to work on.
+    #[arg(long, global = true, value_name = "DIR", default_value = ".")]
+    repo: PathBuf,
+    /// Output format for structured output.
+    #[arg(short, long, global = true, value_enum, default_value_t = Output::Text)]
+    output: Output,
+    /// Never color output (also honoured: the NO_COLOR environment variable).
+    #[arg(long, global = true)]
+    no_color: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Output {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Compile blueprints into overlays/ and rendered/, validating everything.
+    #[command(after_help = "Examples:\n  kubectl aiml render\n  kubectl aiml render multislice-v4-32-training\n  kubectl aiml render --check")]
+    Render {
+        /// Blueprints to render (default: all).
+        names: Vec<String>,
+        /// Write nothing; exit 1 when overlays/ or rendered/ differ from a fresh render.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Validate blueprints, or any Kubernetes YAML files or folders, with every rule.
+    #[command(after_help = "Examples:\n  kubectl aiml validate                 # the repository's blueprints\n  kubectl aiml validate manifests/      # someone else's manifests\n  kubectl aiml validate -o json job.yaml")]
+    Validate {
+        /// Files or folders (default: the repository's blueprints).
+        paths: Vec<PathBuf>,
+    },
+    /// List blueprint kinds and the repository's blueprints.
+    #[command(after_help = "Example:\n  kubectl aiml blueprints -o json")]
+    Blueprints,
+    /// Print the version.
+    #[command(after_help = "Example:\n  kubectl aiml version")]
+    Version,
+}
+
+/// How a command ended, mapped to the contract's exit codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// 0: success, nothing found.
+    Success,
+    /// 1: findings, or stale output under `--check`.
+    Findings,
+    /// 2: the command could not do its job.
+    Failure,
+}
+
+impl From<Outcome> for ExitCode {
+    fn from(outcome: Outcome) -> Self {
+        ExitCode::from(match outcome {
+            Outcome::Success => 0,
+            Outcome::Findings => 1,
+            Outcome::Failure => 2,
+        })
+    }
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    let printer = Printer::new(&cli.global);
+    let root = cli.global.repo.as_path();
+    match cli.command {
+        Command::Render { names, check } => render(root, &names, check, &printer),
+        Command::Validate { paths } => validate_command(root, &paths, &printer),
+        Command::Blueprints => blueprints(root, &printer),
+        Command::Version => {
+            printer.out(&format!("kubectl-aiml {}\n", env!("CARGO_PKG_VERSION")))?;
+            Ok(Outcome::Success)
+        }
+    }
+}
+
+/// The one place that writes to stdout and stderr.
+struct Printer {
+    json: bool,
+    color: bool,
+}
+
+impl Printer {
+    fn new(global: &Global) -> Self {
+        let no_color = global.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Self { json: global.output == Output::Json, color: !no_color && std::io::stderr().is_terminal() }
+    }
+
+    fn out(&self, text: &str) -> std::io::Result<()> {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(text.as_bytes())?;
+        stdout.flush()
+    }
+
+    fn err(&self, text: &str) {
+        // Nothing sensible to do when stderr is gone.
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    }
+
+    /// Prints findings (human on stderr, or JSON on stdout).
+    fn diagnostics(&self, diagnostics: &[Diagnostic], sources: &diagnostic::SourceLookup<'_>) -> std::io::Result<()> {
+        if self.json {
+            return self.out(&diagnostic::render_json(diagnostics));
+        }
+        if !diagnostics.is_empty() {
+            self.err(&diagnostic::render_human(diagnostics, sources, self.color));
+            self.err(&format!("{}\n", diagnostic::summary(diagnostics)));
+        }
+        Ok(())
+    }
+}
+
+fn outcome_of(report: &Report) -> Outcome {
+    if report.has_input_errors() {
+        Outcome::Failure
+    } else if report.has_errors() {
+        Outcome::Findings
+    } else {
+        Outcome::Success
+    }
+}
+
+fn load_repo(root: &Path) -> anyhow::Result<repo::Loaded> {
+    if !root.is_dir() {
+        anyhow::bail!("repository folder `{}` does not exist", root.display());
+    }
+    repo::load(root).with_context(|| format!("could not read blueprints of `{}`", root.display()))
+}
+
+fn render(root: &Path, names: &[String], check: bool, printer: &Printer) -> anyhow::Result<Outcome> {
+    let loaded = load_repo(root)?;
+    let kustomize = Kustomize::discover()?;
+    // Same file system as the repository, so the final swap is a rename.
+    let staging = if check {
+        tempfile::Builder::new().prefix("aiml-check-").tempdir()
+    } else {
+        tempfile::Builder::new().prefix(".aiml-staging-").tempdir_in(root)
+    }
+    .with_context(|| format!("could not create a staging folder in `{}`", root.display()))?;
+    let report = render::build(&loaded, names, &kustomize, staging.path())?;
+    printer.diagnostics(&report.diagnostics, &|f| loaded.text(f))?;
+    let outcome = outcome_of(&report);
+    if outcome != Outcome::Success {
+        printer.err("nothing was written\n");
+        return Ok(outcome);
+    }
+    let rendered: Vec<String> = report.blueprints.iter().map(|b| b.name.clone()).collect();
+    let full = names.is_empty();
+    let objects: usize = report.blueprints.iter().map(|b| b.objects).sum();
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    if check {
+        let drift = render::compare(root, staging.path(), &rendered, full)?;
+        if drift.is_empty() {
+            printer.err(&format!(
+                "{} up to date ({})\n",
+                plural(rendered.len(), "blueprint"),
+                plural(objects, "object")
+            ));
+            return Ok(Outcome::Success);
+        }
+        for d in &drift {
+            let verb = match d.change {
+                Change::Added => "would add",
+                Change::Modified => "would change",
+                Change::Removed => "would remove",
+            };
+            printer.err(&format!("{verb} {}\n", d.path));
+        }
+        printer.err(&format!(
+            "{} out of date: run `kubectl aiml render` and commit the result\n",
+            plural(drift.len(), "file")
+        ));
+        return Ok(Outcome::Findings);
+    }
+    let drift = render::commit(root, staging.path(), &rendered, full)?;
+    printer.err(&format!(
+        "rendered {} ({}); {} changed\n",
+        plural(rendered.len(), "blueprint"),
+        plural(objects, "object"),
+        plural(drift.len(), "file")
+    ));
+    Ok(Outcome::Success)
+}
+
+fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow::Result<Outcome> {
+    if paths.is_empty() {
+        let loaded = load_repo(root)?;
+        let kustomize = Kustomize::discover()?;
+        let staging = tempfile::Builder::new().prefix("aiml-validate-").tempdir()?;
+        let report = render::build(&loaded, &[], &kustomize, staging.path())?;
+        printer.diagnostics(&report.diagnostics, &|f| loaded.text(f))?;
+        if !printer.json && report.diagnostics.is_empty() {
+            printer.err(&format!("{} valid\n", report.blueprints.len()));
+        }
+        return Ok(outcome_of(&report));
+    }
+    // Explicit paths: blueprints among them are compiled; everything else is a manifest.
+    let mut files: Vec<SourceFile> = Vec::new();
+    let mut diagnostics = Vec::new();
+    for path in paths {
+        let list = if path.is_dir() {
+            repo::yaml_files(path).with_context(|| format!("could not read `{}`", path.display()))?
+        } else if path.is_file() {
+            vec![path.clone()]
+        } else {
+            anyhow::bail!("no such file or folder: `{}`", path.display());
+        };
+        for file in list {
+            let display = repo::display_path(Path::new("."), &file);
+            let (source, diagnostic) = repo::read_source(&file, display)
+                .with_context(|| format!("could not read `{}`", file.display()))?;
+            diagnostics.extend(diagnostic);
+            files.push(source);
+        }
+    }
+    let mut objects = Vec::new();
+    let mut blueprint_files = repo::Loaded::default();
+    for file in &files {
+        for node in &file.documents {
+            if node.get("apiVersion").and_then(|n| n.as_str()) == Some(blueprint::API_VERSION) {
+                continue;
+            }
+            match Object::from_node(&file.path, node) {
+                Some(object) => objects.push(object),
+                None => diagnostics.push(
+                    Diagnostic::warning("not-an-object", "document is not a Kubernetes object; skipped")
+                        .at(file.path.clone(), node.span)
+                        .expected("`apiVersion`, `kind` and `metadata.name`"),
+                ),
+            }
+        }
+    }
+    diagnostics.extend(validate::validate(&objects));
+    let has_blueprints = files.iter().any(|f| {
+        f.documents.iter().any(|n| n.get("apiVersion").and_then(|v| v.as_str()) == Some(blueprint::API_VERSION))
+    });
+    let mut count = objects.len();
+    drop(objects);
+    if has_blueprints {
+        for file in files.iter_mut() {
+            let documents = std::mem::take(&mut file.documents);
+            let blueprint_docs: Vec<_> = documents
+                .into_iter()
+                .filter(|n| n.get("apiVersion").and_then(|v| v.as_str()) == Some(blueprint::API_VERSION))
+                .collect();
+            blueprint_files.files.push(SourceFile {
+                path: file.path.clone(),
+                text: file.text.clone(),
+                documents: blueprint_docs,
+            });
+        }
+        for file in &blueprint_files.files {
+            for node in &file.documents {
+                if let Err(d) = Blueprint::from_node(&file.path, node) {
+                    blueprint_files.diagnostics.push(d);
+                }
+            }
+        }
+        let kustomize = Kustomize::discover()?;
+        let staging = tempfile::Builder::new().prefix("aiml-validate-").tempdir()?;
+        let report = render::build(&blueprint_files, &[], &kustomize, staging.path())?;
+        count += report.blueprints.len();
+        diagnostics.extend(report.diagnostics);
+    }
+    diagnostic::sort(&mut diagnostics);
+    let text_of = |f: &str| {
+        files.iter().find(|s| s.path == f).map(|s| s.text.clone())
+    };
+    printer.diagnostics(&diagnostics, &text_of)?;
+    if !printer.json && diagnostics.is_empty() {
+        printer.err(&format!("{count} valid\n"));
+    }
+    let report = Report { blueprints: Vec::new(), diagnostics };
+    Ok(outcome_of(&report))
+}
+
+fn blueprints(root: &Path, printer: &Printer) -> anyhow::Result<Outcome> {
+    let loaded = load_repo(root)?;
+    let listed: Vec<(String, String, String)> = loaded
+        .blueprints()
+        .iter()
+        .map(|b| (b.name.to_string(), b.kind.name().to_string(), b.file.to_string()))
+        .collect();
+    if printer.json {
+        let kinds: Vec<_> = blueprint::KINDS
+            .iter()
+            .map(|k| serde_json::json!({ "kind": k.name(), "summary": k.summary() }))
+            .collect();
+        let items: Vec<_> = listed
+            .iter()
+            .map(|(name, kind, file)| serde_json::json!({ "name": name, "kind": kind, "file": file }))
+            .collect();
+        let json = serde_json::json!({ "apiVersion": blueprint::API_VERSION, "kinds": kinds, "blueprints": items });
+        printer.out(&format!("{}\n", serde_json::to_string_pretty(&json)?))?;
+    } else {
+        let mut text = format!("KINDS ({})\n", blueprint::API_VERSION);
+        for k in blueprint::KINDS {
+            text.push_str(&format!("  {:<22} {}\n", k.name(), k.summary()));
+        }
+        text.push_str("\nBLUEPRINTS\n");
+        if listed.is_empty() {
+            text.push_str("  (none under blueprints/)\n");
+        }
+        for (name, kind, file) in &listed {
+            text.push_str(&format!("  {name:<32} {kind:<22} {file}\n"));
+        }
+        printer.out(&text)?;
+    }
+    printer.diagnostics(&loaded.diagnostics, &|f| loaded.text(f))?;
+    Ok(if loaded.diagnostics.iter().any(blueprint::is_input_error) {
+        Outcome::Failure
+    } else if loaded.diagnostics.iter().any(Diagnostic::is_error) {
+        Outcome::Findings
+    } else {
+        Outcome::Success
+    })
+}

@@ -1,0 +1,183 @@
+//! Rendered objects: kustomize output split into one object per file, with stable paths.
+//!
+//! Layout under `rendered/<blueprint>/`:
+//!
+//! ```text
+//! config-connector/<namespace>/<kind>[.<group>]_<name>.yaml   Config Connector (host cluster)
+//! workload/<namespace | _cluster>/<kind>[.<group>]_<name>.yaml everything else (workload cluster)
+//! ```
+//!
+//! The two planes never share a folder, so a sync root (RootSync, Argo CD Application) can
+//! point at one of them. Each file holds the bytes kustomize printed for that object, so the
+//! overlay builds to exactly what `rendered/` holds.
+
+use crate::diagnostic::ObjectRef;
+use crate::yaml::{self, Node};
+
+/// Config Connector API groups end with this suffix.
+pub const CONFIG_CONNECTOR_GROUP_SUFFIX: &str = "cnrm.cloud.google.com";
+
+/// Where an object is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Plane {
+    /// The Config Connector host cluster (GCP infrastructure).
+    ConfigConnector,
+    /// The workload cluster.
+    Workload,
+}
+
+impl Plane {
+    /// Folder name under `rendered/<blueprint>/`.
+    #[must_use]
+    pub fn dir(self) -> &'static str {
+        match self {
+            Plane::ConfigConnector => "config-connector",
+            Plane::Workload => "workload",
+        }
+    }
+
+    /// The plane of an API group.
+    #[must_use]
+    pub fn of_group(group: &str) -> Self {
+        if group == CONFIG_CONNECTOR_GROUP_SUFFIX
+            || group.ends_with(&format!(".{CONFIG_CONNECTOR_GROUP_SUFFIX}"))
+        {
+            Plane::ConfigConnector
+        } else {
+            Plane::Workload
+        }
+    }
+}
+
+/// One object of a render: its text as kustomize printed it, and its parsed tree.
+#[derive(Clone, Debug)]
+pub struct Manifest {
+    /// Path relative to `rendered/<blueprint>/`.
+    pub path: String,
+    /// The object's YAML, ending with a newline.
+    pub text: String,
+    /// The parsed object (line numbers are relative to `text`).
+    pub node: Node,
+    /// Identity.
+    pub id: ObjectRef,
+    /// `apiVersion`.
+    pub api_version: String,
+}
+
+/// Why kustomize output could not be split into objects.
+#[derive(Debug, thiserror::Error)]
+pub enum SplitError {
+    /// A document did not parse (a kustomize bug or a non-YAML resource).
+    #[error("kustomize printed YAML that does not parse: {0}")]
+    Parse(yaml::ParseError),
+    /// A document is not a Kubernetes object.
+    #[error("kustomize printed a document without apiVersion, kind and metadata.name:\n{0}")]
+    NotAnObject(String),
+    /// Two objects would land in the same file.
+    #[error("two objects map to the same rendered file `{0}`")]
+    Duplicate(String),
+}
+
+/// Splits kustomize output into manifests, sorted by path. Kustomize separates documents
+/// with a `---` line; every document is a mapping, so the separator never occurs inside one.
+pub fn split(output: &str) -> Result<Vec<Manifest>, SplitError> {
+    let mut manifests = Vec::new();
+    for chunk in documents(output) {
+        let mut nodes = yaml::parse_documents(&chunk).map_err(SplitError::Parse)?;
+        let Some(node) = nodes.pop().filter(|_| nodes.is_empty()) else {
+            return Err(SplitError::NotAnObject(chunk));
+        };
+        let Some((api_version, id)) = identity(&node) else {
+            return Err(SplitError::NotAnObject(chunk));
+        };
+        manifests.push(Manifest { path: path_for(&api_version, &id), text: chunk, node, id, api_version });
+    }
+    manifests.sort_by(|a, b| a.path.cmp(&b.path));
+    if let Some(pair) = manifests.windows(2).find(|pair| pair[0].path == pair[1].path) {
+        return Err(SplitError::Duplicate(pair[0].path.clone()));
+    }
+    Ok(manifests)
+}
+
+/// The documents of a YAML stream written by kustomize, each ending with a newline.
+fn documents(output: &str) -> Vec<String> {
+    let mut documents = Vec::new();
+    let mut current = String::new();
+    for line in output.lines() {
+        if line == "---" {
+            if !current.trim().is_empty() {
+                documents.push(std::mem::take(&mut current));
+            }
+            current.clear();
+        } else {
+            current.push_str(line);
+            current.push('\n');
+        }
+    }
+    if !current.trim().is_empty() {
+        documents.push(current);
+    }
+    documents
+}
+
+fn identity(node: &Node) -> Option<(String, ObjectRef)> {
+    let api_version = node.get("apiVersion")?.as_str()?.to_string();
+    let kind = node.get("kind")?.as_str()?.to_string();
+    let metadata = node.get("metadata")?;
+    let name = metadata.get("name")?.as_str()?.to_string();
+    let namespace = metadata.get("namespace").and_then(Node::as_str).map(str::to_string);
+    Some((api_version, ObjectRef { kind, namespace, name }))
+}
+
+/// The API group of an `apiVersion` (`""` for the core group).
+#[must_use]
+pub fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(group, _)| group)
+}
+
+/// `config-connector/my-project/containernodepool.container.cnrm.cloud.google.com_pool.yaml`.
+#[must_use]
+pub fn path_for(api_version: &str, id: &ObjectRef) -> String {
+    let group = group_of(api_version);
+    let plane = Plane::of_group(group);
+    // `_cluster` cannot be a namespace name (no `_` in DNS labels), so it never collides.
+    let namespace = id.namespace.as_deref().unwrap_or("_cluster");
+    let kind = id.kind.to_lowercase();
+    let qualified = if group.is_empty() { kind } else { format!("{kind}.{group}") };
+    format!("{}/{namespace}/{qualified}_{}.yaml", plane.dir(), id.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_and_places_objects() {
+        let output = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: train\n---\napiVersion: container.cnrm.cloud.google.com/v1beta1\nkind: ContainerNodePool\nmetadata:\n  name: pool\n  namespace: proj\nspec:\n  script: |\n    a\n    b\n";
+        let manifests = split(output).unwrap();
+        let paths: Vec<&str> = manifests.iter().map(|m| m.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "config-connector/proj/containernodepool.container.cnrm.cloud.google.com_pool.yaml",
+                "workload/_cluster/namespace_train.yaml",
+            ]
+        );
+        assert!(manifests[0].text.ends_with("    b\n"));
+        assert!(!manifests[1].text.contains("---"));
+    }
+
+    #[test]
+    fn rejects_duplicates_and_non_objects() {
+        let twice = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n";
+        assert!(matches!(split(twice), Err(SplitError::Duplicate(_))));
+        assert!(matches!(split("a: 1\n"), Err(SplitError::NotAnObject(_))));
+    }
+
+    #[test]
+    fn planes_follow_api_groups() {
+        assert_eq!(Plane::of_group("iam.cnrm.cloud.google.com"), Plane::ConfigConnector);
+        assert_eq!(Plane::of_group("jobset.x-k8s.io"), Plane::Workload);
+        assert_eq!(Plane::of_group(""), Plane::Workload);
+    }
+}

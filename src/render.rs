@@ -1,0 +1,311 @@
+//! The render pipeline: blueprints → overlays → kustomize → validated objects → disk.
+//!
+//! Blueprints are compiled in parallel, each into a staging folder: its overlay is written
+//! there, built once with kustomize, split into objects, validated, and the objects written
+//! beside it. Nothing under `overlays/` or `rendered/` changes until every blueprint has
+//! succeeded; then each changed blueprint folder is swapped in with a rename, and the swaps
+//! are rolled back if one fails. `--check` builds the same staging tree and only compares.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::blueprint::{self, Blueprint};
+use crate::diagnostic::{self, Diagnostic};
+use crate::kustomize::{Kustomize, KustomizeError};
+use crate::manifest::{self, Manifest};
+use crate::repo::{self, OVERLAYS_DIR, RENDERED_DIR};
+use crate::validate::{self, Object};
+
+/// An operation that could not be done (exit code 2), as opposed to findings.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// File system trouble.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// Kustomize missing or failing; the overlay path is in the message.
+    #[error(transparent)]
+    Kustomize(#[from] KustomizeError),
+    /// Kustomize output could not be split into objects.
+    #[error("blueprint `{blueprint}`: {source}")]
+    Split {
+        /// The blueprint.
+        blueprint: String,
+        /// Why.
+        #[source]
+        source: manifest::SplitError,
+    },
+    /// Names given on the command line that are not blueprints.
+    #[error("no blueprint named {}", .0.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "))]
+    UnknownNames(Vec<String>),
+}
+
+/// What one blueprint produced in the staging folder.
+#[derive(Debug)]
+pub struct BlueprintResult {
+    /// `metadata.name`.
+    pub name: String,
+    /// Findings (blueprint checks and rules on the rendered objects).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Number of rendered objects.
+    pub objects: usize,
+    /// One-line description.
+    pub description: String,
+}
+
+/// Everything a render (or check, or validate) found.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Per blueprint, in name order.
+    pub blueprints: Vec<BlueprintResult>,
+    /// Loading problems and every blueprint's findings, sorted.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Report {
+    /// Whether any finding is an error.
+    #[must_use]
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// Whether any error means the input itself is malformed (exit 2).
+    #[must_use]
+    pub fn has_input_errors(&self) -> bool {
+        self.diagnostics.iter().any(blueprint::is_input_error)
+    }
+}
+
+/// Compiles, builds and validates the selected blueprints into `staging` (which receives
+/// `overlays/<name>/` and `rendered/<name>/`). `names` empty means all.
+pub fn build(
+    loaded: &repo::Loaded,
+    names: &[String],
+    kustomize: &Kustomize,
+    staging: &Path,
+) -> Result<Report, RenderError> {
+    let all = loaded.blueprints();
+    let selected: Vec<Blueprint<'_>> = if names.is_empty() {
+        all
+    } else {
+        let known: BTreeSet<&str> = all.iter().map(|b| b.name).collect();
+        let unknown: Vec<String> = names.iter().filter(|n| !known.contains(n.as_str())).cloned().collect();
+        if !unknown.is_empty() && loaded.diagnostics.is_empty() {
+            return Err(RenderError::UnknownNames(unknown));
+        }
+        all.into_iter().filter(|b| names.iter().any(|n| n == b.name)).collect()
+    };
+    let results: Vec<Result<BlueprintResult, RenderError>> =
+        selected.par_iter().map(|blueprint| build_one(blueprint, kustomize, staging)).collect();
+    let mut report = Report { blueprints: Vec::new(), diagnostics: loaded.diagnostics.clone() };
+    for result in results {
+        let result = result?;
+        report.diagnostics.extend(result.diagnostics.iter().cloned());
+        report.blueprints.push(result);
+    }
+    report.blueprints.sort_by(|a, b| a.name.cmp(&b.name));
+    diagnostic::sort(&mut report.diagnostics);
+    Ok(report)
+}
+
+fn build_one(
+    blueprint: &Blueprint<'_>,
+    kustomize: &Kustomize,
+    staging: &Path,
+) -> Result<BlueprintResult, RenderError> {
+    let name = blueprint.name.to_string();
+    let compiled = match blueprint.kind.compile(blueprint) {
+        Ok(compiled) => compiled,
+        Err(diagnostics) => {
+            return Ok(BlueprintResult { name, diagnostics, objects: 0, description: String::new() });
+        }
+    };
+    let overlay_dir = staging.join(OVERLAYS_DIR).join(&name);
+    write_tree(&overlay_dir, compiled.overlay.files.iter().map(|(p, c)| (p.as_str(), c.as_bytes())))?;
+    let output = kustomize.build(&overlay_dir, &format!("{OVERLAYS_DIR}/{name}"))?;
+    let manifests = manifest::split(&output)
+        .map_err(|source| RenderError::Split { blueprint: name.clone(), source })?;
+    let mut diagnostics = compiled.warnings;
+    diagnostics.extend(check_manifests(blueprint, &manifests));
+    let rendered_dir = staging.join(RENDERED_DIR).join(&name);
+    write_tree(&rendered_dir, manifests.iter().map(|m| (m.path.as_str(), m.text.as_bytes())))?;
+    Ok(BlueprintResult { name, diagnostics, objects: manifests.len(), description: compiled.description })
+}
+
+/// Runs every rule on a blueprint's rendered objects and points findings at the blueprint.
+fn check_manifests(blueprint: &Blueprint<'_>, manifests: &[Manifest]) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    for m in manifests {
+        for label in ["app.kubernetes.io/managed-by", "app.kubernetes.io/instance"] {
+            if m.node.at(&["metadata", "labels", label]).is_none() {
+                diagnostics.push(
+                    Diagnostic::error("object-labels", format!("rendered object lacks label `{label}`"))
+                        .object(m.id.clone()),
+                );
+            }
+        }
+    }
+    let objects: Vec<Object<'_>> = manifests
+        .iter()
+        .filter_map(|m| Object::from_node(&m.path, &m.node))
+        .collect();
+    diagnostics.extend(validate::validate(&objects));
+    for d in &mut diagnostics {
+        // The user wrote the blueprint, not the rendered file: point there.
+        let field = d.blueprint_field.as_deref().unwrap_or("metadata.name");
+        let (span, _) = blueprint.node.closest(field);
+        d.file = blueprint.file.to_string();
+        d.line = span.line;
+        d.column = span.column;
+    }
+    diagnostics
+}
+
+/// Writes files under `dir`, creating folders. Every file ends with a newline.
+fn write_tree<'a>(dir: &Path, files: impl Iterator<Item = (&'a str, &'a [u8])>) -> std::io::Result<()> {
+    for (relative, content) in files {
+        let path = dir.join(relative);
+        if let Some(parent) = path.parent() {
+            fs_err::create_dir_all(parent)?;
+        }
+        fs_err::write(&path, content)?;
+    }
+    Ok(())
+}
+
+/// Reads every file under `dir` (relative path → bytes); empty when `dir` does not exist.
+pub fn read_tree(dir: &Path) -> std::io::Result<BTreeMap<String, Vec<u8>>> {
+    let mut files = BTreeMap::new();
+    if !dir.is_dir() {
+        return Ok(files);
+    }
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        for entry in fs_err::read_dir(&current)? {
+            let entry = entry?;
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                pending.push(path);
+            } else {
+                files.insert(repo::display_path(dir, &path), fs_err::read(&path)?);
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// A difference between what a render would write and what is on disk.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Drift {
+    /// Repository-relative path of the file.
+    pub path: String,
+    /// What differs.
+    pub change: Change,
+}
+
+/// How a file differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Change {
+    /// A render would create it.
+    Added,
+    /// A render would change it.
+    Modified,
+    /// A render would delete it.
+    Removed,
+}
+
+/// The top-level folders (`overlays/<name>`, `rendered/<name>`) a render owns.
+fn owned_dirs(root: &Path, staging: &Path, names: &[String], full: bool) -> std::io::Result<BTreeSet<PathBuf>> {
+    let mut dirs = BTreeSet::new();
+    for top in [OVERLAYS_DIR, RENDERED_DIR] {
+        for name in names {
+            dirs.insert(Path::new(top).join(name));
+        }
+        // A full render also owns folders of blueprints that no longer exist.
+        if full {
+            for base in [root, staging] {
+                let dir = base.join(top);
+                if dir.is_dir() {
+                    for entry in fs_err::read_dir(&dir)? {
+                        dirs.insert(Path::new(top).join(entry?.file_name()));
+                    }
+                }
+            }
+        }
+    }
+    Ok(dirs)
+}
+
+/// Compares the staged render with the repository.
+pub fn compare(root: &Path, staging: &Path, names: &[String], full: bool) -> std::io::Result<Vec<Drift>> {
+    let mut drift = Vec::new();
+    for dir in owned_dirs(root, staging, names, full)? {
+        let staged = read_tree(&staging.join(&dir))?;
+        let current = read_tree(&root.join(&dir))?;
+        let prefix = repo::display_path(Path::new(""), &dir);
+        for (path, content) in &staged {
+            let change = match current.get(path) {
+                None => Change::Added,
+                Some(existing) if existing != content => Change::Modified,
+                Some(_) => continue,
+            };
+            drift.push(Drift { path: format!("{prefix}/{path}"), change });
+        }
+        for path in current.keys().filter(|p| !staged.contains_key(*p)) {
+            drift.push(Drift { path: format!("{prefix}/{path}"), change: Change::Removed });
+        }
+    }
+    drift.sort();
+    Ok(drift)
+}
+
+/// Moves staged folders into the repository, replacing only folders that changed. On failure,
+/// every swap already made is undone.
+pub fn commit(root: &Path, staging: &Path, names: &[String], full: bool) -> std::io::Result<Vec<Drift>> {
+    let drift = compare(root, staging, names, full)?;
+    let changed: BTreeSet<PathBuf> = owned_dirs(root, staging, names, full)?
+        .into_iter()
+        .filter(|dir| {
+            let prefix = format!("{}/", repo::display_path(Path::new(""), dir));
+            drift.iter().any(|d| d.path.starts_with(&prefix))
+        })
+        .collect();
+    let backups = staging.join(".previous");
+    let mut done: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
+    let result = (|| -> std::io::Result<()> {
+        for (index, dir) in changed.iter().enumerate() {
+            let target = root.join(dir);
+            let staged = staging.join(dir);
+            let backup = if target.exists() {
+                let backup = backups.join(index.to_string());
+                fs_err::create_dir_all(&backups)?;
+                fs_err::rename(&target, &backup)?;
+                Some(backup)
+            } else {
+                None
+            };
+            done.push((target.clone(), backup));
+            if staged.exists() {
+                if let Some(parent) = target.parent() {
+                    fs_err::create_dir_all(parent)?;
+                }
+                fs_err::rename(&staged, &target)?;
+            }
+        }
+        Ok(())
+    })();
+    if let Err(error) = result {
+        for (target, backup) in done.into_iter().rev() {
+            // Best effort: put back what was there; the original error is what matters.
+            if target.exists() {
+                let _ = fs_err::remove_dir_all(&target);
+            }
+            if let Some(backup) = backup {
+                let _ = fs_err::rename(&backup, &target);
+            }
+        }
+        return Err(error);
+    }
+    Ok(drift)
+}
