@@ -177,7 +177,14 @@ impl Diagnostic {
     }
 
     fn sort_key(&self) -> (&str, u32, u32, &str, Severity, &str) {
-        (&self.file, self.line, self.column, self.rule, self.severity, &self.message)
+        (
+            &self.file,
+            self.line,
+            self.column,
+            self.rule,
+            self.severity,
+            &self.message,
+        )
     }
 }
 
@@ -186,7 +193,10 @@ impl Diagnostic {
 pub fn sort(diagnostics: &mut Vec<Diagnostic>) {
     diagnostics.sort_by(|a, b| {
         a.sort_key().cmp(&b.sort_key()).then_with(|| {
-            a.object.cmp(&b.object).then_with(|| a.field.cmp(&b.field)).then(Ordering::Equal)
+            a.object
+                .cmp(&b.object)
+                .then_with(|| a.field.cmp(&b.field))
+                .then(Ordering::Equal)
         })
     });
     diagnostics.dedup();
@@ -199,7 +209,11 @@ pub type SourceLookup<'a> = dyn Fn(&str) -> Option<String> + 'a;
 /// known, then a summary line. `color` selects ANSI styling.
 #[must_use]
 pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, color: bool) -> String {
-    let renderer = if color { Renderer::styled() } else { Renderer::plain() };
+    let renderer = if color {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    };
     let mut out = String::new();
     for d in diagnostics {
         let level = match d.severity {
@@ -261,7 +275,11 @@ pub fn summary(diagnostics: &[Diagnostic]) -> String {
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = diagnostics.len() - errors;
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))
+    format!(
+        "{}, {}",
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    )
 }
 
 /// Renders findings as a JSON array (stable field order, sorted input).
@@ -275,7 +293,9 @@ pub fn render_json(diagnostics: &[Diagnostic]) -> String {
 /// Byte offset of a 1-based character column in `line`.
 fn char_offset(line: &str, column: u32) -> usize {
     let column = column.max(1) as usize - 1;
-    line.char_indices().nth(column).map_or(line.len(), |(i, _)| i)
+    line.char_indices()
+        .nth(column)
+        .map_or(line.len(), |(i, _)| i)
 }
 
 /// End of the YAML token starting at `start`: up to the `: ` of a key, or the end of a scalar.
@@ -293,12 +313,23 @@ mod tests {
     use super::*;
 
     fn sample() -> Diagnostic {
-        Diagnostic::error("tpu-topology-mismatch", "topology `4x4` does not match `v4-32`")
-            .at("blueprints/a.yaml", Span { line: 2, column: 13, offset: 0, len: 0 })
-            .field("spec.tpu.topology")
-            .found("4x4")
-            .expected("2x2x4")
-            .fix("set `topology: 2x2x4` or remove it")
+        Diagnostic::error(
+            "tpu-topology-mismatch",
+            "topology `4x4` does not match `v4-32`",
+        )
+        .at(
+            "blueprints/a.yaml",
+            Span {
+                line: 2,
+                column: 13,
+                offset: 0,
+                len: 0,
+            },
+        )
+        .field("spec.tpu.topology")
+        .found("4x4")
+        .expected("2x2x4")
+        .fix("set `topology: 2x2x4` or remove it")
     }
 
     #[test]

@@ -53,9 +53,10 @@ impl Kustomize {
     pub fn discover() -> Result<Self, KustomizeError> {
         let path = std::env::var_os("PATH").unwrap_or_default();
         if let Some(explicit) = std::env::var_os("AIML_KUSTOMIZE").filter(|v| !v.is_empty()) {
-            let program = find_program(&explicit, &path).ok_or_else(|| KustomizeError::NotFound {
-                looked_for: format!("AIML_KUSTOMIZE={}", explicit.to_string_lossy()),
-            })?;
+            let program =
+                find_program(&explicit, &path).ok_or_else(|| KustomizeError::NotFound {
+                    looked_for: format!("AIML_KUSTOMIZE={}", explicit.to_string_lossy()),
+                })?;
             return Ok(Self::for_program(program));
         }
         for name in ["kustomize", "kubectl"] {
@@ -63,14 +64,19 @@ impl Kustomize {
                 return Ok(Self::for_program(program));
             }
         }
-        Err(KustomizeError::NotFound { looked_for: "`kustomize` and `kubectl` on PATH".into() })
+        Err(KustomizeError::NotFound {
+            looked_for: "`kustomize` and `kubectl` on PATH".into(),
+        })
     }
 
     fn for_program(program: PathBuf) -> Self {
         let is_kubectl = program
             .file_stem()
             .is_some_and(|stem| stem.to_string_lossy().starts_with("kubectl"));
-        Self { program, subcommand: if is_kubectl { "kustomize" } else { "build" } }
+        Self {
+            program,
+            subcommand: if is_kubectl { "kustomize" } else { "build" },
+        }
     }
 
     /// The command line shown in messages, with `dir` as given (relative paths stay relative).
@@ -90,12 +96,17 @@ impl Kustomize {
             .arg(self.subcommand)
             .arg(dir)
             .output()
-            .map_err(|source| KustomizeError::Spawn { command: command.clone(), source })?;
+            .map_err(|source| KustomizeError::Spawn {
+                command: command.clone(),
+                source,
+            })?;
         if !output.status.success() {
             return Err(KustomizeError::Failed {
                 command,
                 status: output.status.to_string(),
-                stderr: String::from_utf8_lossy(&output.stderr).trim_end().to_string(),
+                stderr: String::from_utf8_lossy(&output.stderr)
+                    .trim_end()
+                    .to_string(),
             });
         }
         String::from_utf8(output.stdout).map_err(|_| KustomizeError::Failed {
@@ -112,7 +123,9 @@ fn find_program(program: &OsString, path: &OsString) -> Option<PathBuf> {
     if candidate.components().count() > 1 {
         return candidate.is_file().then(|| candidate.to_path_buf());
     }
-    std::env::split_paths(path).map(|dir| dir.join(candidate)).find(|p| p.is_file())
+    std::env::split_paths(path)
+        .map(|dir| dir.join(candidate))
+        .find(|p| p.is_file())
 }
 
 #[cfg(test)]
@@ -129,6 +142,8 @@ mod tests {
 
     #[test]
     fn missing_explicit_path_is_not_found() {
-        assert!(find_program(&OsString::from("/nonexistent/kustomize"), &OsString::new()).is_none());
+        assert!(
+            find_program(&OsString::from("/nonexistent/kustomize"), &OsString::new()).is_none()
+        );
     }
 }

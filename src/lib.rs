@@ -13,13 +13,13 @@
 //!
 //! [`catalog`] holds the accelerator facts every stage shares; [`diagnostic`] the findings.
 
+pub mod blueprint;
 pub mod catalog;
 pub mod diagnostic;
-pub mod yaml;
-pub mod validate;
-pub mod blueprint;
 pub mod kustomize;
 pub mod manifest;
 pub mod overlay;
 pub mod render;
 pub mod repo;
+pub mod validate;
+pub mod yaml;

@@ -90,10 +90,19 @@ pub fn split(output: &str) -> Result<Vec<Manifest>, SplitError> {
         let Some((api_version, id)) = identity(&node) else {
             return Err(SplitError::NotAnObject(chunk));
         };
-        manifests.push(Manifest { path: path_for(&api_version, &id), text: chunk, node, id, api_version });
+        manifests.push(Manifest {
+            path: path_for(&api_version, &id),
+            text: chunk,
+            node,
+            id,
+            api_version,
+        });
     }
     manifests.sort_by(|a, b| a.path.cmp(&b.path));
-    if let Some(pair) = manifests.windows(2).find(|pair| pair[0].path == pair[1].path) {
+    if let Some(pair) = manifests
+        .windows(2)
+        .find(|pair| pair[0].path == pair[1].path)
+    {
         return Err(SplitError::Duplicate(pair[0].path.clone()));
     }
     Ok(manifests)
@@ -125,8 +134,18 @@ fn identity(node: &Node) -> Option<(String, ObjectRef)> {
     let kind = node.get("kind")?.as_str()?.to_string();
     let metadata = node.get("metadata")?;
     let name = metadata.get("name")?.as_str()?.to_string();
-    let namespace = metadata.get("namespace").and_then(Node::as_str).map(str::to_string);
-    Some((api_version, ObjectRef { kind, namespace, name }))
+    let namespace = metadata
+        .get("namespace")
+        .and_then(Node::as_str)
+        .map(str::to_string);
+    Some((
+        api_version,
+        ObjectRef {
+            kind,
+            namespace,
+            name,
+        },
+    ))
 }
 
 /// The API group of an `apiVersion` (`""` for the core group).
@@ -143,7 +162,11 @@ pub fn path_for(api_version: &str, id: &ObjectRef) -> String {
     // `_cluster` cannot be a namespace name (no `_` in DNS labels), so it never collides.
     let namespace = id.namespace.as_deref().unwrap_or("_cluster");
     let kind = id.kind.to_lowercase();
-    let qualified = if group.is_empty() { kind } else { format!("{kind}.{group}") };
+    let qualified = if group.is_empty() {
+        kind
+    } else {
+        format!("{kind}.{group}")
+    };
     format!("{}/{namespace}/{qualified}_{}.yaml", plane.dir(), id.name)
 }
 
@@ -176,7 +199,10 @@ mod tests {
 
     #[test]
     fn planes_follow_api_groups() {
-        assert_eq!(Plane::of_group("iam.cnrm.cloud.google.com"), Plane::ConfigConnector);
+        assert_eq!(
+            Plane::of_group("iam.cnrm.cloud.google.com"),
+            Plane::ConfigConnector
+        );
         assert_eq!(Plane::of_group("jobset.x-k8s.io"), Plane::Workload);
         assert_eq!(Plane::of_group(""), Plane::Workload);
     }

@@ -29,7 +29,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         "multislice/config-connector.yaml",
         include_str!("blueprint/templates/multislice/config-connector.yaml"),
     ),
-    ("multislice/workload.yaml", include_str!("blueprint/templates/multislice/workload.yaml")),
+    (
+        "multislice/workload.yaml",
+        include_str!("blueprint/templates/multislice/workload.yaml"),
+    ),
 ];
 
 static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(|| {
@@ -90,11 +93,19 @@ mod tests {
             "010",
         ];
         for value in hostile {
-            let text = env.get_template("t").unwrap().render(minijinja::context! { v => value }).unwrap();
+            let text = env
+                .get_template("t")
+                .unwrap()
+                .render(minijinja::context! { v => value })
+                .unwrap();
             let docs = crate::yaml::parse_documents(&text).unwrap();
             let map = docs[0].as_map().unwrap();
             assert_eq!(map.len(), 1, "{text}");
-            assert_eq!(docs[0].get("value").unwrap().as_str(), Some(value), "{text}");
+            assert_eq!(
+                docs[0].get("value").unwrap().as_str(),
+                Some(value),
+                "{text}"
+            );
         }
     }
 
@@ -103,7 +114,10 @@ mod tests {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.add_template("t", "value: {{ pool.lables }}\n").unwrap();
-        let result = env.get_template("t").unwrap().render(minijinja::context! { pool => BTreeMap::<String, String>::new() });
+        let result = env
+            .get_template("t")
+            .unwrap()
+            .render(minijinja::context! { pool => BTreeMap::<String, String>::new() });
         assert!(result.is_err());
     }
 }

@@ -90,18 +90,31 @@ pub fn build(
         all
     } else {
         let known: BTreeSet<&str> = all.iter().map(|b| b.name).collect();
-        let unknown: Vec<String> = names.iter().filter(|n| !known.contains(n.as_str())).cloned().collect();
+        let unknown: Vec<String> = names
+            .iter()
+            .filter(|n| !known.contains(n.as_str()))
+            .cloned()
+            .collect();
         if !unknown.is_empty() && loaded.diagnostics.is_empty() {
             return Err(RenderError::UnknownNames(unknown));
         }
-        all.into_iter().filter(|b| names.iter().any(|n| n == b.name)).collect()
+        all.into_iter()
+            .filter(|b| names.iter().any(|n| n == b.name))
+            .collect()
     };
-    let results: Vec<Result<BlueprintResult, RenderError>> =
-        selected.par_iter().map(|blueprint| build_one(blueprint, kustomize, staging)).collect();
-    let mut report = Report { blueprints: Vec::new(), diagnostics: loaded.diagnostics.clone() };
+    let results: Vec<Result<BlueprintResult, RenderError>> = selected
+        .par_iter()
+        .map(|blueprint| build_one(blueprint, kustomize, staging))
+        .collect();
+    let mut report = Report {
+        blueprints: Vec::new(),
+        diagnostics: loaded.diagnostics.clone(),
+    };
     for result in results {
         let result = result?;
-        report.diagnostics.extend(result.diagnostics.iter().cloned());
+        report
+            .diagnostics
+            .extend(result.diagnostics.iter().cloned());
         report.blueprints.push(result);
     }
     report.blueprints.sort_by(|a, b| a.name.cmp(&b.name));
@@ -118,19 +131,43 @@ fn build_one(
     let compiled = match blueprint.kind.compile(blueprint) {
         Ok(compiled) => compiled,
         Err(diagnostics) => {
-            return Ok(BlueprintResult { name, diagnostics, objects: 0, description: String::new() });
+            return Ok(BlueprintResult {
+                name,
+                diagnostics,
+                objects: 0,
+                description: String::new(),
+            });
         }
     };
     let overlay_dir = staging.join(OVERLAYS_DIR).join(&name);
-    write_tree(&overlay_dir, compiled.overlay.files.iter().map(|(p, c)| (p.as_str(), c.as_bytes())))?;
+    write_tree(
+        &overlay_dir,
+        compiled
+            .overlay
+            .files
+            .iter()
+            .map(|(p, c)| (p.as_str(), c.as_bytes())),
+    )?;
     let output = kustomize.build(&overlay_dir, &format!("{OVERLAYS_DIR}/{name}"))?;
-    let manifests = manifest::split(&output)
-        .map_err(|source| RenderError::Split { blueprint: name.clone(), source })?;
+    let manifests = manifest::split(&output).map_err(|source| RenderError::Split {
+        blueprint: name.clone(),
+        source,
+    })?;
     let mut diagnostics = compiled.warnings;
     diagnostics.extend(check_manifests(blueprint, &manifests));
     let rendered_dir = staging.join(RENDERED_DIR).join(&name);
-    write_tree(&rendered_dir, manifests.iter().map(|m| (m.path.as_str(), m.text.as_bytes())))?;
-    Ok(BlueprintResult { name, diagnostics, objects: manifests.len(), description: compiled.description })
+    write_tree(
+        &rendered_dir,
+        manifests
+            .iter()
+            .map(|m| (m.path.as_str(), m.text.as_bytes())),
+    )?;
+    Ok(BlueprintResult {
+        name,
+        diagnostics,
+        objects: manifests.len(),
+        description: compiled.description,
+    })
 }
 
 /// Runs every rule on a blueprint's rendered objects and points findings at the blueprint.
@@ -140,8 +177,11 @@ fn check_manifests(blueprint: &Blueprint<'_>, manifests: &[Manifest]) -> Vec<Dia
         for label in ["app.kubernetes.io/managed-by", "app.kubernetes.io/instance"] {
             if m.node.at(&["metadata", "labels", label]).is_none() {
                 diagnostics.push(
-                    Diagnostic::error("object-labels", format!("rendered object lacks label `{label}`"))
-                        .object(m.id.clone()),
+                    Diagnostic::error(
+                        "object-labels",
+                        format!("rendered object lacks label `{label}`"),
+                    )
+                    .object(m.id.clone()),
                 );
             }
         }
@@ -163,7 +203,10 @@ fn check_manifests(blueprint: &Blueprint<'_>, manifests: &[Manifest]) -> Vec<Dia
 }
 
 /// Writes files under `dir`, creating folders. Every file ends with a newline.
-fn write_tree<'a>(dir: &Path, files: impl Iterator<Item = (&'a str, &'a [u8])>) -> std::io::Result<()> {
+fn write_tree<'a>(
+    dir: &Path,
+    files: impl Iterator<Item = (&'a str, &'a [u8])>,
+) -> std::io::Result<()> {
     for (relative, content) in files {
         let path = dir.join(relative);
         if let Some(parent) = path.parent() {
@@ -216,7 +259,12 @@ pub enum Change {
 }
 
 /// The top-level folders (`overlays/<name>`, `rendered/<name>`) a render owns.
-fn owned_dirs(root: &Path, staging: &Path, names: &[String], full: bool) -> std::io::Result<BTreeSet<PathBuf>> {
+fn owned_dirs(
+    root: &Path,
+    staging: &Path,
+    names: &[String],
+    full: bool,
+) -> std::io::Result<BTreeSet<PathBuf>> {
     let mut dirs = BTreeSet::new();
     for top in [OVERLAYS_DIR, RENDERED_DIR] {
         for name in names {
@@ -238,7 +286,12 @@ fn owned_dirs(root: &Path, staging: &Path, names: &[String], full: bool) -> std:
 }
 
 /// Compares the staged render with the repository.
-pub fn compare(root: &Path, staging: &Path, names: &[String], full: bool) -> std::io::Result<Vec<Drift>> {
+pub fn compare(
+    root: &Path,
+    staging: &Path,
+    names: &[String],
+    full: bool,
+) -> std::io::Result<Vec<Drift>> {
     let mut drift = Vec::new();
     for dir in owned_dirs(root, staging, names, full)? {
         let staged = read_tree(&staging.join(&dir))?;
@@ -250,10 +303,16 @@ pub fn compare(root: &Path, staging: &Path, names: &[String], full: bool) -> std
                 Some(existing) if existing != content => Change::Modified,
                 Some(_) => continue,
             };
-            drift.push(Drift { path: format!("{prefix}/{path}"), change });
+            drift.push(Drift {
+                path: format!("{prefix}/{path}"),
+                change,
+            });
         }
         for path in current.keys().filter(|p| !staged.contains_key(*p)) {
-            drift.push(Drift { path: format!("{prefix}/{path}"), change: Change::Removed });
+            drift.push(Drift {
+                path: format!("{prefix}/{path}"),
+                change: Change::Removed,
+            });
         }
     }
     drift.sort();
@@ -262,7 +321,12 @@ pub fn compare(root: &Path, staging: &Path, names: &[String], full: bool) -> std
 
 /// Moves staged folders into the repository, replacing only folders that changed. On failure,
 /// every swap already made is undone.
-pub fn commit(root: &Path, staging: &Path, names: &[String], full: bool) -> std::io::Result<Vec<Drift>> {
+pub fn commit(
+    root: &Path,
+    staging: &Path,
+    names: &[String],
+    full: bool,
+) -> std::io::Result<Vec<Drift>> {
     let drift = compare(root, staging, names, full)?;
     let changed: BTreeSet<PathBuf> = owned_dirs(root, staging, names, full)?
         .into_iter()

@@ -56,7 +56,10 @@ impl Loaded {
     /// The text of a loaded file, for diagnostic snippets.
     #[must_use]
     pub fn text(&self, path: &str) -> Option<String> {
-        self.files.iter().find(|f| f.path == path).map(|f| f.text.clone())
+        self.files
+            .iter()
+            .find(|f| f.path == path)
+            .map(|f| f.text.clone())
     }
 }
 
@@ -83,17 +86,25 @@ pub fn yaml_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 #[must_use]
 pub fn display_path(root: &Path, path: &Path) -> String {
     let relative = path.strip_prefix(root).unwrap_or(path);
-    relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+    relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Reads and parses one file; a syntax error becomes a `yaml-syntax` diagnostic.
-pub fn read_source(path: &Path, display: String) -> std::io::Result<(SourceFile, Option<Diagnostic>)> {
+pub fn read_source(
+    path: &Path,
+    display: String,
+) -> std::io::Result<(SourceFile, Option<Diagnostic>)> {
     let text = fs_err::read_to_string(path)?;
     let (documents, diagnostic) = match yaml::parse_documents(&text) {
         Ok(documents) => (documents, None),
         Err(error) => {
-            let mut d = Diagnostic::error("yaml-syntax", format!("malformed YAML: {}", error.message))
-                .expected("well-formed YAML");
+            let mut d =
+                Diagnostic::error("yaml-syntax", format!("malformed YAML: {}", error.message))
+                    .expected("well-formed YAML");
             d.file.clone_from(&display);
             if let Some(span) = error.span {
                 d = d.at(display.clone(), span);
@@ -101,7 +112,14 @@ pub fn read_source(path: &Path, display: String) -> std::io::Result<(SourceFile,
             (Vec::new(), Some(d))
         }
     };
-    Ok((SourceFile { path: display, text, documents }, diagnostic))
+    Ok((
+        SourceFile {
+            path: display,
+            text,
+            documents,
+        },
+        diagnostic,
+    ))
 }
 
 /// Loads every blueprint file of the repository at `root`.

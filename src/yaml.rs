@@ -123,7 +123,12 @@ impl Node {
         for key in dotted.split('.').filter(|k| !k.is_empty()) {
             match node.get(key) {
                 Some(next) => {
-                    span = node.key(key).map_or(next.span, |k| k.span);
+                    // Point at a scalar's value (what is wrong), or at a collection's key.
+                    let is_collection = matches!(next.value, Value::Map(_) | Value::Seq(_));
+                    span = match node.key(key) {
+                        Some(k) if is_collection => k.span,
+                        _ => next.span,
+                    };
                     node = next;
                 }
                 None => return (span, false),
@@ -208,11 +213,9 @@ fn options() -> serde_saphyr::Options {
 /// Parses every document of a YAML stream. Empty documents (`---` alone) are dropped.
 pub fn parse_documents(text: &str) -> Result<Vec<Node>, ParseError> {
     let documents: Vec<Option<Spanned<Raw>>> =
-        serde_saphyr::from_multiple_with_options(text, options()).map_err(|error| {
-            ParseError {
-                message: clean_message(&error.to_string()),
-                span: error.location().map(|l| Span::from_location(&l)),
-            }
+        serde_saphyr::from_multiple_with_options(text, options()).map_err(|error| ParseError {
+            message: clean_message(&error.to_string()),
+            span: error.location().map(|l| Span::from_location(&l)),
         })?;
     Ok(documents
         .into_iter()
@@ -259,7 +262,10 @@ impl From<Spanned<Raw>> for Node {
                 entries
                     .into_iter()
                     .map(|(k, v)| {
-                        let key = Key { span: Span::from_location(&k.referenced), text: k.value };
+                        let key = Key {
+                            span: Span::from_location(&k.referenced),
+                            text: k.value,
+                        };
                         (key, Node::from(v))
                     })
                     .collect(),
@@ -293,7 +299,9 @@ impl<'de> Deserialize<'de> for Raw {
                 Ok(Raw::Int(v))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Raw, E> {
-                i64::try_from(v).map(Raw::Int).map_err(|_| E::custom("integer too large"))
+                i64::try_from(v)
+                    .map(Raw::Int)
+                    .map_err(|_| E::custom("integer too large"))
             }
             fn visit_f64<E>(self, v: f64) -> Result<Raw, E> {
                 Ok(Raw::Float(v))
@@ -355,7 +363,10 @@ mod tests {
     fn counts_accept_integers_and_digit_strings_only() {
         let docs = parse_documents("a: 4\nb: \"4\"\nc: 500m\nd: 1.5\n").unwrap();
         let count = |k| docs[0].get(k).unwrap().as_count();
-        assert_eq!((count("a"), count("b"), count("c"), count("d")), (Some(4), Some(4), None, None));
+        assert_eq!(
+            (count("a"), count("b"), count("c"), count("d")),
+            (Some(4), Some(4), None, None)
+        );
     }
 
     #[test]
@@ -366,6 +377,6 @@ mod tests {
         assert_eq!(span.line, 2);
         let (span, found) = docs[0].closest("spec.tpu.type");
         assert!(found);
-        assert_eq!(span.line, 3);
+        assert_eq!((span.line, span.column), (3, 11), "points at the value");
     }
 }

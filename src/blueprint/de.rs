@@ -30,7 +30,14 @@ pub struct DeError {
 
 impl DeError {
     fn new(message: String) -> Self {
-        Self { message, span: None, path: String::new(), found: None, expected: None, fix: None }
+        Self {
+            message,
+            span: None,
+            path: String::new(),
+            found: None,
+            expected: None,
+            fix: None,
+        }
     }
 
     fn locate(mut self, span: Span, path: &str) -> Self {
@@ -91,7 +98,10 @@ fn one_of(names: &[&str]) -> String {
 /// Reads `node` as a `T`, strictly. `path` is the dotted path of `node` in its document, used
 /// in messages (`""` for the document root).
 pub fn from_node<T: DeserializeOwned>(node: &Node, path: &str) -> Result<T, DeError> {
-    T::deserialize(NodeDeserializer { node, path: path.to_string() })
+    T::deserialize(NodeDeserializer {
+        node,
+        path: path.to_string(),
+    })
 }
 
 struct NodeDeserializer<'a> {
@@ -120,7 +130,11 @@ impl NodeDeserializer<'_> {
     }
 
     fn child(&self, segment: &str) -> String {
-        if self.path.is_empty() { segment.to_string() } else { format!("{}.{segment}", self.path) }
+        if self.path.is_empty() {
+            segment.to_string()
+        } else {
+            format!("{}.{segment}", self.path)
+        }
     }
 
     fn wrap<T>(&self, result: Result<T, DeError>) -> Result<T, DeError> {
@@ -260,14 +274,21 @@ impl<'de> de::Deserializer<'de> for NodeDeserializer<'_> {
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
         match &self.node.value {
             Value::Seq(items) => {
-                let access = SeqAccess { items: items.iter().enumerate(), path: &self.path };
+                let access = SeqAccess {
+                    items: items.iter().enumerate(),
+                    path: &self.path,
+                };
                 self.wrap(visitor.visit_seq(access))
             }
             _ => Err(self.type_error("a sequence")),
         }
     }
 
-    fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, DeError> {
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
         self.deserialize_seq(visitor)
     }
 
@@ -283,7 +304,11 @@ impl<'de> de::Deserializer<'de> for NodeDeserializer<'_> {
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
         match &self.node.value {
             Value::Map(entries) => {
-                let access = MapAccess { entries: entries.iter(), value: None, parent: &self };
+                let access = MapAccess {
+                    entries: entries.iter(),
+                    value: None,
+                    parent: &self,
+                };
                 self.wrap(visitor.visit_map(access))
             }
             _ => Err(self.type_error("a mapping")),
@@ -312,7 +337,11 @@ impl<'de> de::Deserializer<'de> for NodeDeserializer<'_> {
             // serde reports a missing field with only its name; give it the full path.
             if e.message.starts_with("missing required field") && e.path == path {
                 if let Some(field) = e.message.split('`').nth(1) {
-                    e.path = if path.is_empty() { field.to_string() } else { format!("{path}.{field}") };
+                    e.path = if path.is_empty() {
+                        field.to_string()
+                    } else {
+                        format!("{path}.{field}")
+                    };
                 }
             }
             e
@@ -367,7 +396,10 @@ impl<'de, 'a, I: Iterator<Item = (usize, &'a Node)>> de::SeqAccess<'de> for SeqA
         match self.items.next() {
             Some((index, node)) => {
                 let path = format!("{}[{index}]", self.path);
-                let result = seed.deserialize(NodeDeserializer { node, path: path.clone() });
+                let result = seed.deserialize(NodeDeserializer {
+                    node,
+                    path: path.clone(),
+                });
                 result.map(Some).map_err(|e| e.locate(node.span, &path))
             }
             None => Ok(None),
@@ -408,8 +440,11 @@ impl<'de, 'a, I: Iterator<Item = &'a (Key, Node)>> de::MapAccess<'de> for MapAcc
             return Err(DeError::new("value requested before key".into()));
         };
         let path = self.parent.child(&key.text);
-        seed.deserialize(NodeDeserializer { node, path: path.clone() })
-            .map_err(|e| e.locate(node.span, &path))
+        seed.deserialize(NodeDeserializer {
+            node,
+            path: path.clone(),
+        })
+        .map_err(|e| e.locate(node.span, &path))
     }
 }
 
@@ -449,8 +484,9 @@ mod tests {
 
     #[test]
     fn reads_valid_spec() {
-        let spec = read("spec:\n  tpu:\n    type: v4-32\n    slices: 2\n  args: [a, b]\n  env: {A: x}\n")
-            .unwrap();
+        let spec =
+            read("spec:\n  tpu:\n    type: v4-32\n    slices: 2\n  args: [a, b]\n  env: {A: x}\n")
+                .unwrap();
         assert_eq!(spec.tpu.slices, Some(2));
         assert_eq!(spec.args, ["a", "b"]);
         assert_eq!(spec.env["A"], "x");
@@ -471,7 +507,10 @@ mod tests {
         assert_eq!(error.message, "expected an integer, found a string");
         assert_eq!(error.path, "spec.tpu.slices");
         assert_eq!(error.span.map(|s| s.line), Some(4));
-        assert_eq!(error.fix.as_deref(), Some("write the number without quotes: `2`"));
+        assert_eq!(
+            error.fix.as_deref(),
+            Some("write the number without quotes: `2`")
+        );
     }
 
     #[test]

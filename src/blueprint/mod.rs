@@ -92,26 +92,39 @@ impl<'a> Blueprint<'a> {
         let at = |span: Span| (file, span);
         let schema_error = |message: String, span: Span, field: &str| {
             let (file, span) = at(span);
-            Diagnostic::error("blueprint-schema", message).at(file, span).field(field)
+            Diagnostic::error("blueprint-schema", message)
+                .at(file, span)
+                .field(field)
         };
         if node.as_map().is_none() {
-            return Err(schema_error("a blueprint must be a mapping".into(), node.span, ""));
+            return Err(schema_error(
+                "a blueprint must be a mapping".into(),
+                node.span,
+                "",
+            ));
         }
         for (key, _) in node.as_map().unwrap_or_default() {
             if !["apiVersion", "kind", "metadata", "spec"].contains(&key.text.as_str()) {
-                return Err(schema_error(format!("unknown field `{}`", key.text), key.span, &key.text)
-                    .expected("`apiVersion`, `kind`, `metadata` and `spec`"));
+                return Err(schema_error(
+                    format!("unknown field `{}`", key.text),
+                    key.span,
+                    &key.text,
+                )
+                .expected("`apiVersion`, `kind`, `metadata` and `spec`"));
             }
         }
         let api_version = node.get("apiVersion").and_then(Node::as_str);
         if api_version != Some(API_VERSION) {
             let span = node.get("apiVersion").map_or(node.span, |n| n.span);
-            return Err(Diagnostic::error("blueprint-api-version", "unsupported blueprint apiVersion")
-                .at(file, span)
-                .field("apiVersion")
-                .found(api_version.unwrap_or("nothing"))
-                .expected(format!("`{API_VERSION}`"))
-                .fix(format!("set `apiVersion: {API_VERSION}`")));
+            return Err(Diagnostic::error(
+                "blueprint-api-version",
+                "unsupported blueprint apiVersion",
+            )
+            .at(file, span)
+            .field("apiVersion")
+            .found(api_version.unwrap_or("nothing"))
+            .expected(format!("`{API_VERSION}`"))
+            .fix(format!("set `apiVersion: {API_VERSION}`")));
         }
         let kind_node = node.get("kind");
         let Some(kind_name) = kind_node.and_then(Node::as_str) else {
@@ -121,11 +134,14 @@ impl<'a> Blueprint<'a> {
         };
         let Some(kind) = kind(kind_name) else {
             let names = KINDS.iter().map(|k| k.name());
-            let mut d = Diagnostic::error("blueprint-kind", format!("unknown blueprint kind: `{kind_name}`"))
-                .at(file, kind_node.map_or(node.span, |n| n.span))
-                .field("kind")
-                .found(kind_name)
-                .expected(known_kinds());
+            let mut d = Diagnostic::error(
+                "blueprint-kind",
+                format!("unknown blueprint kind: `{kind_name}`"),
+            )
+            .at(file, kind_node.map_or(node.span, |n| n.span))
+            .field("kind")
+            .found(kind_name)
+            .expected(known_kinds());
             if let Some(best) = crate::catalog::closest(kind_name, names) {
                 d = d.fix(format!("did you mean `{best}`?"));
             }
@@ -136,8 +152,12 @@ impl<'a> Blueprint<'a> {
             .and_then(Node::as_map)
             .and_then(|m| m.iter().find(|(k, _)| k.text != "name"))
         {
-            return Err(schema_error(format!("unknown field `{}`", key.text), key.span, "metadata")
-                .expected("`name`"));
+            return Err(schema_error(
+                format!("unknown field `{}`", key.text),
+                key.span,
+                "metadata",
+            )
+            .expected("`name`"));
         }
         let name_node = metadata.and_then(|m| m.get("name"));
         let Some(name) = name_node.and_then(Node::as_str) else {
@@ -157,9 +177,18 @@ impl<'a> Blueprint<'a> {
         }
         if node.get("spec").and_then(Node::as_map).is_none() {
             let span = node.get("spec").map_or(node.span, |n| n.span);
-            return Err(schema_error("`spec` must be a mapping".into(), span, "spec"));
+            return Err(schema_error(
+                "`spec` must be a mapping".into(),
+                span,
+                "spec",
+            ));
         }
-        Ok(Self { file, node, name, kind })
+        Ok(Self {
+            file,
+            node,
+            name,
+            kind,
+        })
     }
 
     /// The `spec` node.
@@ -171,9 +200,16 @@ impl<'a> Blueprint<'a> {
 
     /// A diagnostic pointing at the closest existing node to a dotted blueprint path.
     #[must_use]
-    pub fn error_at(&self, rule: &'static str, field: &str, message: impl Into<String>) -> Diagnostic {
+    pub fn error_at(
+        &self,
+        rule: &'static str,
+        field: &str,
+        message: impl Into<String>,
+    ) -> Diagnostic {
         let (span, _) = self.node.closest(field);
-        Diagnostic::error(rule, message).at(self.file, span).field(field)
+        Diagnostic::error(rule, message)
+            .at(self.file, span)
+            .field(field)
     }
 
     /// Reads `spec` strictly as `T`; structural problems become `blueprint-schema` errors.
@@ -203,7 +239,10 @@ pub fn check_dns_label(name: &str) -> Result<(), String> {
     if name.len() > 63 {
         return Err(format!("{} characters, at most 63 allowed", name.len()));
     }
-    if !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
         return Err("only lowercase letters, digits and `-` are allowed".into());
     }
     if name.starts_with('-') || name.ends_with('-') {
@@ -242,8 +281,12 @@ mod tests {
     fn rejects_bad_names_and_versions() {
         let bad_name = "apiVersion: aiml.dev/v1alpha1\nkind: MultisliceTraining\nmetadata: {name: Big_Name}\nspec: {}\n";
         assert_eq!(envelope(bad_name).unwrap_err().rule, "blueprint-name");
-        let bad_version = "apiVersion: aiml.dev/v1\nkind: MultisliceTraining\nmetadata: {name: a}\nspec: {}\n";
-        assert_eq!(envelope(bad_version).unwrap_err().rule, "blueprint-api-version");
+        let bad_version =
+            "apiVersion: aiml.dev/v1\nkind: MultisliceTraining\nmetadata: {name: a}\nspec: {}\n";
+        assert_eq!(
+            envelope(bad_version).unwrap_err().rule,
+            "blueprint-api-version"
+        );
         let extra = "apiVersion: aiml.dev/v1alpha1\nkind: MultisliceTraining\nmetadata: {name: a, labels: {}}\nspec: {}\n";
         assert_eq!(envelope(extra).unwrap_err().rule, "blueprint-schema");
     }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 
 use super::{Blueprint, Compiled, Kind};
-use crate::catalog::{self, Placement, TpuFamily, TpuSlice, TpuTypeError, Topology};
+use crate::catalog::{self, Placement, Topology, TpuFamily, TpuSlice, TpuTypeError};
 use crate::diagnostic::Diagnostic;
 use crate::overlay::{self, Overlay};
 
@@ -222,12 +222,21 @@ impl Kind for MultisliceTraining {
         let context = plan(blueprint, &spec)?;
         let render = |template: &str| {
             overlay::render(template, &context).map_err(|error| {
-                vec![Diagnostic::error("template", format!("template `{template}` failed: {error:#}"))
-                    .at(blueprint.file, blueprint.node.span)]
+                vec![
+                    Diagnostic::error(
+                        "template",
+                        format!("template `{template}` failed: {error:#}"),
+                    )
+                    .at(blueprint.file, blueprint.node.span),
+                ]
             })
         };
         let mut files = BTreeMap::new();
-        for file in ["kustomization.yaml", "config-connector.yaml", "workload.yaml"] {
+        for file in [
+            "kustomization.yaml",
+            "config-connector.yaml",
+            "workload.yaml",
+        ] {
             files.insert(file.to_string(), render(&format!("multislice/{file}"))?);
         }
         let tpu = &context.tpu;
@@ -405,11 +414,19 @@ impl Checker<'_> {
     fn error(&mut self, rule: &'static str, field: &str, message: String) -> &mut Diagnostic {
         let diagnostic = self.blueprint.error_at(rule, field, message);
         self.diagnostics.push(diagnostic);
-        self.diagnostics.last_mut().unwrap_or_else(|| unreachable!("just pushed"))
+        self.diagnostics
+            .last_mut()
+            .unwrap_or_else(|| unreachable!("just pushed"))
     }
 
     /// A GCP or Kubernetes name: `pattern` describes it for the message.
-    fn name(&mut self, rule: &'static str, field: &str, value: &str, check: impl Fn(&str) -> Result<(), String>) {
+    fn name(
+        &mut self,
+        rule: &'static str,
+        field: &str,
+        value: &str,
+        check: impl Fn(&str) -> Result<(), String>,
+    ) {
         if let Err(reason) = check(value) {
             let d = self.error(rule, field, format!("invalid name `{value}`: {reason}"));
             d.found = Some(value.to_string());
@@ -419,7 +436,10 @@ impl Checker<'_> {
 }
 
 fn plan(blueprint: &Blueprint<'_>, spec: &Spec) -> Result<Context, Vec<Diagnostic>> {
-    let mut check = Checker { blueprint, diagnostics: Vec::new() };
+    let mut check = Checker {
+        blueprint,
+        diagnostics: Vec::new(),
+    };
     let name = blueprint.name.to_string();
     let project = spec.project.clone();
     check.name("gcp-project-id", "spec.project", &project, check_project_id);
@@ -427,7 +447,11 @@ fn plan(blueprint: &Blueprint<'_>, spec: &Spec) -> Result<Context, Vec<Diagnosti
     let region = spec.region.clone();
     let zone = spec.zone.clone().unwrap_or_else(|| format!("{region}-b"));
     if !zone.starts_with(&format!("{region}-")) {
-        let d = check.error("gcp-zone-region", "spec.zone", format!("zone `{zone}` is not in region `{region}`"));
+        let d = check.error(
+            "gcp-zone-region",
+            "spec.zone",
+            format!("zone `{zone}` is not in region `{region}`"),
+        );
         d.found = Some(zone.clone());
         d.expected = Some(format!("a zone of `{region}`, e.g. `{region}-b`"));
     }
@@ -435,49 +459,122 @@ fn plan(blueprint: &Blueprint<'_>, spec: &Spec) -> Result<Context, Vec<Diagnosti
     let slice = resolve_tpu(&mut check, &spec.tpu);
     let slices = spec.tpu.slices.unwrap_or(1);
     if slices == 0 {
-        check.error("tpu-slices", "spec.tpu.slices", "`slices` must be at least 1".into());
+        check.error(
+            "tpu-slices",
+            "spec.tpu.slices",
+            "`slices` must be at least 1".into(),
+        );
     }
     if let Some(slice) = &slice {
         if slices > 1 && !slice.is_multi_host() {
             let d = check.error(
                 "tpu-multislice-single-host",
                 "spec.tpu.slices",
-                format!("multislice needs multi-host slices, but `{}` is a single host", slice.name),
+                format!(
+                    "multislice needs multi-host slices, but `{}` is a single host",
+                    slice.name
+                ),
             );
-            d.found = Some(format!("{slices} slices of {} ({})", slice.name, slice.topology));
-            d.expected = Some("a multi-host TPU type (more than one VM per slice), or `slices: 1`".into());
-            d.fix = Some("use a larger type such as `v4-16`, `v5litepod-16` or `v6e-16`, or set `slices: 1`".into());
+            d.found = Some(format!(
+                "{slices} slices of {} ({})",
+                slice.name, slice.topology
+            ));
+            d.expected =
+                Some("a multi-host TPU type (more than one VM per slice), or `slices: 1`".into());
+            d.fix = Some(
+                "use a larger type such as `v4-16`, `v5litepod-16` or `v6e-16`, or set `slices: 1`"
+                    .into(),
+            );
         }
     }
 
-    let kcc_namespace = spec.config_connector.namespace.clone().unwrap_or_else(|| project.clone());
-    check.name("kubernetes-name", "spec.configConnector.namespace", &kcc_namespace, super::check_dns_label);
+    let kcc_namespace = spec
+        .config_connector
+        .namespace
+        .clone()
+        .unwrap_or_else(|| project.clone());
+    check.name(
+        "kubernetes-name",
+        "spec.configConnector.namespace",
+        &kcc_namespace,
+        super::check_dns_label,
+    );
     let namespace = spec.namespace.clone().unwrap_or_else(|| name.clone());
-    check.name("kubernetes-name", "spec.namespace", &namespace, super::check_dns_label);
-    let kubernetes_service_account =
-        spec.kubernetes_service_account.clone().unwrap_or_else(|| "training".into());
-    check.name("kubernetes-name", "spec.kubernetesServiceAccount", &kubernetes_service_account, super::check_dns_label);
+    check.name(
+        "kubernetes-name",
+        "spec.namespace",
+        &namespace,
+        super::check_dns_label,
+    );
+    let kubernetes_service_account = spec
+        .kubernetes_service_account
+        .clone()
+        .unwrap_or_else(|| "training".into());
+    check.name(
+        "kubernetes-name",
+        "spec.kubernetesServiceAccount",
+        &kubernetes_service_account,
+        super::check_dns_label,
+    );
 
     // Network.
-    let network_name = spec.network.name.clone().unwrap_or_else(|| format!("{name}-network"));
-    let subnetwork = spec.network.subnetwork.clone().unwrap_or_else(|| format!("{name}-subnet"));
-    check.name("gcp-resource-name", "spec.network.name", &network_name, check_gcp_name);
-    check.name("gcp-resource-name", "spec.network.subnetwork", &subnetwork, check_gcp_name);
+    let network_name = spec
+        .network
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{name}-network"));
+    let subnetwork = spec
+        .network
+        .subnetwork
+        .clone()
+        .unwrap_or_else(|| format!("{name}-subnet"));
+    check.name(
+        "gcp-resource-name",
+        "spec.network.name",
+        &network_name,
+        check_gcp_name,
+    );
+    check.name(
+        "gcp-resource-name",
+        "spec.network.subnetwork",
+        &subnetwork,
+        check_gcp_name,
+    );
     let mut cidr = |field: &str, value: &Option<String>, default: &str| {
         let value = value.clone().unwrap_or_else(|| default.to_string());
         if let Err(reason) = check_cidr(&value) {
-            let d = check.error("network-cidr", field, format!("invalid CIDR range `{value}`: {reason}"));
+            let d = check.error(
+                "network-cidr",
+                field,
+                format!("invalid CIDR range `{value}`: {reason}"),
+            );
             d.expected = Some("an IPv4 range such as `10.129.0.0/20`".into());
         }
         value
     };
-    let nodes_cidr = cidr("spec.network.nodesCidr", &spec.network.nodes_cidr, "10.129.0.0/20");
-    let pods_cidr = cidr("spec.network.podsCidr", &spec.network.pods_cidr, "192.168.64.0/18");
-    let services_cidr = cidr("spec.network.servicesCidr", &spec.network.services_cidr, "192.168.128.0/20");
+    let nodes_cidr = cidr(
+        "spec.network.nodesCidr",
+        &spec.network.nodes_cidr,
+        "10.129.0.0/20",
+    );
+    let pods_cidr = cidr(
+        "spec.network.podsCidr",
+        &spec.network.pods_cidr,
+        "192.168.64.0/18",
+    );
+    let services_cidr = cidr(
+        "spec.network.servicesCidr",
+        &spec.network.services_cidr,
+        "192.168.128.0/20",
+    );
     let network_create = !spec.network.existing;
     let network = NetworkContext {
         create: network_create,
-        reference: reference(network_create, &network_name, &format!("projects/{project}/global/networks/{network_name}")),
+        reference: reference(
+            network_create,
+            &network_name,
+            &format!("projects/{project}/global/networks/{network_name}"),
+        ),
         subnetwork_ref: reference(
             network_create,
             &subnetwork,
@@ -492,20 +589,37 @@ fn plan(blueprint: &Blueprint<'_>, spec: &Spec) -> Result<Context, Vec<Diagnosti
 
     // Cluster. Zonal by default, like the reference: TPU slices live in one zone anyway.
     let cluster_name = spec.cluster.name.clone().unwrap_or_else(|| name.clone());
-    check.name("gke-cluster-name", "spec.cluster.name", &cluster_name, |n| check_limited_name(n, 40));
-    let cluster_location = spec.cluster.location.clone().unwrap_or_else(|| zone.clone());
+    check.name(
+        "gke-cluster-name",
+        "spec.cluster.name",
+        &cluster_name,
+        |n| check_limited_name(n, 40),
+    );
+    let cluster_location = spec
+        .cluster
+        .location
+        .clone()
+        .unwrap_or_else(|| zone.clone());
     let cluster_create = !spec.cluster.existing;
     let cpu_pool = CpuPoolContext {
         name: "cpu-pool".into(),
         object_name: format!("{cluster_name}-cpu-pool"),
-        machine_type: spec.cluster.cpu_pool.machine_type.clone().unwrap_or_else(|| "n1-standard-4".into()),
+        machine_type: spec
+            .cluster
+            .cpu_pool
+            .machine_type
+            .clone()
+            .unwrap_or_else(|| "n1-standard-4".into()),
         node_count: spec.cluster.cpu_pool.node_count.unwrap_or(3),
         disk_size_gb: spec.cluster.cpu_pool.disk_size_gb.unwrap_or(200),
     };
     let cluster = ClusterContext {
         create: cluster_create,
         location: cluster_location.clone(),
-        release_channel: spec.cluster.release_channel.unwrap_or(ReleaseChannel::Regular),
+        release_channel: spec
+            .cluster
+            .release_channel
+            .unwrap_or(ReleaseChannel::Regular),
         workload_pool: format!("{project}.svc.id.goog"),
         reference: reference(
             cluster_create,
@@ -518,19 +632,35 @@ fn plan(blueprint: &Blueprint<'_>, spec: &Spec) -> Result<Context, Vec<Diagnosti
 
     // Service accounts: ids are 6–30 characters, so defaults shorten the blueprint name.
     let mut account = |field: &str, spec: &ServiceAccount, suffix: &str, display: &str| {
-        let id = spec.name.clone().unwrap_or_else(|| shortened(&name, suffix, 30));
+        let id = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| shortened(&name, suffix, 30));
         let id = id.split('@').next().unwrap_or(&id).to_string();
-        check.name("gcp-service-account-id", field, &id, check_service_account_id);
+        check.name(
+            "gcp-service-account-id",
+            field,
+            &id,
+            check_service_account_id,
+        );
         let email = format!("{id}@{project}.iam.gserviceaccount.com");
         AccountContext {
-            reference: if spec.existing { json!({ "external": email }) } else { json!({ "name": id }) },
+            reference: if spec.existing {
+                json!({ "external": email })
+            } else {
+                json!({ "name": id })
+            },
             display_name: format!("{display} ({name})"),
             id,
             email,
         }
     };
-    let node_service_account =
-        account("spec.serviceAccounts.nodes.name", &spec.service_accounts.nodes, "-node", "GKE TPU training nodes");
+    let node_service_account = account(
+        "spec.serviceAccounts.nodes.name",
+        &spec.service_accounts.nodes,
+        "-node",
+        "GKE TPU training nodes",
+    );
     let workload_service_account = account(
         "spec.serviceAccounts.workload.name",
         &spec.service_accounts.workload,
@@ -567,7 +697,9 @@ fn plan(blueprint: &Blueprint<'_>, spec: &Spec) -> Result<Context, Vec<Diagnosti
     }
     let workload_identity_binding = MemberContext {
         object_name: format!("{name}-wi-workload-identity-user"),
-        member: format!("serviceAccount:{project}.svc.id.goog[{namespace}/{kubernetes_service_account}]"),
+        member: format!(
+            "serviceAccount:{project}.svc.id.goog[{namespace}/{kubernetes_service_account}]"
+        ),
         role: "roles/iam.workloadIdentityUser".into(),
         resource_ref: if spec.service_accounts.workload.existing {
             json!({ "kind": "IAMServiceAccount", "external": format!("projects/{project}/serviceAccounts/{}", workload_service_account.email) })
@@ -577,8 +709,17 @@ fn plan(blueprint: &Blueprint<'_>, spec: &Spec) -> Result<Context, Vec<Diagnosti
     };
 
     // Bucket for datasets, checkpoints and logs; names are global, so the project id leads.
-    let bucket_name = spec.bucket.name.clone().unwrap_or_else(|| format!("{project}-{name}"));
-    check.name("gcs-bucket-name", "spec.bucket.name", &bucket_name, check_bucket_name);
+    let bucket_name = spec
+        .bucket
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{project}-{name}"));
+    check.name(
+        "gcs-bucket-name",
+        "spec.bucket.name",
+        &bucket_name,
+        check_bucket_name,
+    );
     let bucket_create = !spec.bucket.existing;
     let bucket = BucketContext {
         create: bucket_create,
@@ -590,24 +731,50 @@ fn plan(blueprint: &Blueprint<'_>, spec: &Spec) -> Result<Context, Vec<Diagnosti
         },
         name: bucket_name.clone(),
     };
-    let bucket_members = [(&node_service_account, "node"), (&workload_service_account, "wi")]
-        .into_iter()
-        .map(|(account, who)| MemberContext {
-            object_name: format!("{name}-{who}-bucket-reader"),
-            member: format!("serviceAccount:{}", account.email),
-            role: "roles/storage.legacyBucketReader".into(),
-            resource_ref: Json::Null,
-        })
-        .collect();
+    let bucket_members = [
+        (&node_service_account, "node"),
+        (&workload_service_account, "wi"),
+    ]
+    .into_iter()
+    .map(|(account, who)| MemberContext {
+        object_name: format!("{name}-{who}-bucket-reader"),
+        member: format!("serviceAccount:{}", account.email),
+        role: "roles/storage.legacyBucketReader".into(),
+        resource_ref: Json::Null,
+    })
+    .collect();
 
     // Kueue: cluster-scoped names carry the blueprint name so blueprints can share a cluster.
-    let cluster_queue = spec.kueue.cluster_queue.clone().unwrap_or_else(|| name.clone());
-    let local_queue = spec.kueue.local_queue.clone().unwrap_or_else(|| "tpu-training-jobs".into());
-    check.name("kubernetes-name", "spec.kueue.clusterQueue", &cluster_queue, super::check_dns_label);
-    check.name("kubernetes-name", "spec.kueue.localQueue", &local_queue, super::check_dns_label);
+    let cluster_queue = spec
+        .kueue
+        .cluster_queue
+        .clone()
+        .unwrap_or_else(|| name.clone());
+    let local_queue = spec
+        .kueue
+        .local_queue
+        .clone()
+        .unwrap_or_else(|| "tpu-training-jobs".into());
+    check.name(
+        "kubernetes-name",
+        "spec.kueue.clusterQueue",
+        &cluster_queue,
+        super::check_dns_label,
+    );
+    check.name(
+        "kubernetes-name",
+        "spec.kueue.localQueue",
+        &local_queue,
+        super::check_dns_label,
+    );
 
     let training_name = spec.training.name.clone().unwrap_or_else(|| name.clone());
-    check.name("kubernetes-name", "spec.training.name", &training_name, super::check_dns_label);
+    check.name(
+        "kubernetes-name",
+        "spec.training.name",
+        &training_name,
+        super::check_dns_label,
+    );
     let bucket_url = format!("gs://{bucket_name}");
 
     let Some(slice) = slice.filter(|_| check.diagnostics.is_empty()) else {
@@ -622,8 +789,14 @@ fn plan(blueprint: &Blueprint<'_>, spec: &Spec) -> Result<Context, Vec<Diagnosti
     env.insert("DATASET_PATH".into(), format!("{bucket_url}/datasets"));
     env.extend(spec.training.env.clone());
     let (command, args) = match (&spec.training.command, &spec.training.args) {
-        (None, None) => (DEFAULT_COMMAND.iter().map(|s| (*s).to_string()).collect(), Vec::new()),
-        (command, args) => (command.clone().unwrap_or_default(), args.clone().unwrap_or_default()),
+        (None, None) => (
+            DEFAULT_COMMAND.iter().map(|s| (*s).to_string()).collect(),
+            Vec::new(),
+        ),
+        (command, args) => (
+            command.clone().unwrap_or_default(),
+            args.clone().unwrap_or_default(),
+        ),
     };
 
     let pools = (0..slices)
@@ -684,7 +857,11 @@ fn plan(blueprint: &Blueprint<'_>, spec: &Spec) -> Result<Context, Vec<Diagnosti
             priority_classes: if spec.kueue.priority_classes.unwrap_or(true) {
                 PRIORITY_CLASSES
                     .iter()
-                    .map(|&(name, value, description)| PriorityClassContext { name, value, description })
+                    .map(|&(name, value, description)| PriorityClassContext {
+                        name,
+                        value,
+                        description,
+                    })
                     .collect()
             } else {
                 Vec::new()
@@ -692,15 +869,25 @@ fn plan(blueprint: &Blueprint<'_>, spec: &Spec) -> Result<Context, Vec<Diagnosti
         },
         tensorboard: spec.tensorboard.as_ref().map(|t| TensorboardContext {
             resource_name: t.resource_name.clone(),
-            image: t.image.clone().unwrap_or_else(|| DEFAULT_TENSORBOARD_IMAGE.into()),
+            image: t
+                .image
+                .clone()
+                .unwrap_or_else(|| DEFAULT_TENSORBOARD_IMAGE.into()),
             log_dir: format!("{bucket_url}/runs/{training_name}/tensorboard"),
         }),
         training: TrainingContext {
             name: training_name,
-            image: spec.training.image.clone().unwrap_or_else(|| DEFAULT_IMAGE.into()),
+            image: spec
+                .training
+                .image
+                .clone()
+                .unwrap_or_else(|| DEFAULT_IMAGE.into()),
             command,
             args,
-            env: env.into_iter().map(|(name, value)| EnvContext { name, value }).collect(),
+            env: env
+                .into_iter()
+                .map(|(name, value)| EnvContext { name, value })
+                .collect(),
             max_restarts: spec.training.max_restarts.unwrap_or(1),
         },
         tpu,
@@ -719,7 +906,11 @@ fn resolve_tpu(check: &mut Checker<'_>, tpu: &Tpu) -> Option<TpuSlice> {
         None => None,
         Some(Ok(topology)) => Some(topology),
         Some(Err(error)) => {
-            let d = check.error("tpu-topology-syntax", "spec.tpu.topology", error.to_string());
+            let d = check.error(
+                "tpu-topology-syntax",
+                "spec.tpu.topology",
+                error.to_string(),
+            );
             d.found = tpu.topology.clone();
             d.expected = Some("`AxB` (v5e, v6e) or `AxBxC` (v4, v5p)".into());
             return None;
@@ -737,9 +928,14 @@ fn resolve_tpu(check: &mut Checker<'_>, tpu: &Tpu) -> Option<TpuSlice> {
         }
         Ok(slice) => Some(slice),
         Err(TpuTypeError::Unknown { name, suggestion }) => {
-            let d = check.error("tpu-type-unknown", "spec.tpu.type", format!("unknown TPU type: `{name}`"));
+            let d = check.error(
+                "tpu-type-unknown",
+                "spec.tpu.type",
+                format!("unknown TPU type: `{name}`"),
+            );
             d.found = Some(name);
-            d.expected = Some("a catalog name such as `v4-32`, `v5litepod-16`, `v5p-64` or `v6e-16`".into());
+            d.expected =
+                Some("a catalog name such as `v4-32`, `v5litepod-16`, `v5p-64` or `v6e-16`".into());
             d.fix = suggestion.map(|s| format!("did you mean `{s}`?"));
             None
         }
@@ -748,7 +944,11 @@ fn resolve_tpu(check: &mut Checker<'_>, tpu: &Tpu) -> Option<TpuSlice> {
             d.found = tpu.topology.clone();
             None
         }
-        Err(TpuTypeError::Mismatch { name, topology, expected }) => {
+        Err(TpuTypeError::Mismatch {
+            name,
+            topology,
+            expected,
+        }) => {
             let d = check.error(
                 "tpu-topology-mismatch",
                 "spec.tpu.topology",
@@ -768,7 +968,11 @@ fn resolve_tpu(check: &mut Checker<'_>, tpu: &Tpu) -> Option<TpuSlice> {
 
 /// A Config Connector reference: by object name when we create it, else by external id.
 fn reference(create: bool, name: &str, external: &str) -> Json {
-    if create { json!({ "name": name }) } else { json!({ "external": external }) }
+    if create {
+        json!({ "name": name })
+    } else {
+        json!({ "external": external })
+    }
 }
 
 /// `base` + `suffix`, cutting `base` so the result fits `max` characters.
@@ -779,11 +983,15 @@ fn shortened(base: &str, suffix: &str, max: usize) -> String {
 
 /// `roles/storage.objectAdmin` → `storage-objectadmin`.
 fn role_slug(role: &str) -> String {
-    role.trim_start_matches("roles/").replace('.', "-").to_lowercase()
+    role.trim_start_matches("roles/")
+        .replace('.', "-")
+        .to_lowercase()
 }
 
 fn check_project_id(id: &str) -> Result<(), String> {
-    let valid_chars = id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    let valid_chars = id
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
     if !(6..=30).contains(&id.len()) || !valid_chars {
         return Err("project ids have 6 to 30 lowercase letters, digits or `-`".into());
     }
@@ -795,7 +1003,10 @@ fn check_project_id(id: &str) -> Result<(), String> {
 
 fn check_service_account_id(id: &str) -> Result<(), String> {
     if !(6..=30).contains(&id.len()) {
-        return Err(format!("service account ids have 6 to 30 characters, this has {}", id.len()));
+        return Err(format!(
+            "service account ids have 6 to 30 characters, this has {}",
+            id.len()
+        ));
     }
     check_gcp_name(id)
 }
@@ -812,7 +1023,11 @@ fn check_limited_name(name: &str, max: usize) -> Result<(), String> {
     if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
         return Err("must start with a lowercase letter".into());
     }
-    if !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') || name.ends_with('-') {
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        || name.ends_with('-')
+    {
         return Err("only lowercase letters, digits and `-`, not ending with `-`".into());
     }
     Ok(())
@@ -822,7 +1037,9 @@ fn check_bucket_name(name: &str) -> Result<(), String> {
     if !(3..=63).contains(&name.len()) {
         return Err("bucket names have 3 to 63 characters".into());
     }
-    let valid = name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b));
+    let valid = name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b));
     let edges = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
     if !valid || !name.starts_with(edges) || !name.ends_with(edges) {
         return Err("lowercase letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit".into());
@@ -835,7 +1052,9 @@ fn check_bucket_name(name: &str) -> Result<(), String> {
 
 fn check_cidr(range: &str) -> Result<(), String> {
     let (address, prefix) = range.split_once('/').ok_or("missing `/prefix`")?;
-    address.parse::<std::net::Ipv4Addr>().map_err(|_| format!("`{address}` is not an IPv4 address"))?;
+    address
+        .parse::<std::net::Ipv4Addr>()
+        .map_err(|_| format!("`{address}` is not an IPv4 address"))?;
     match prefix.parse::<u8>() {
         Ok(p) if p <= 29 => Ok(()),
         _ => Err(format!("`/{prefix}` is not a prefix length up to /29")),
@@ -848,10 +1067,19 @@ mod tests {
 
     #[test]
     fn shortens_ids_to_fit() {
-        assert_eq!(shortened("multislice-v4-32-training", "-node", 30), "multislice-v4-32-training-node");
-        assert_eq!(shortened("a-very-long-blueprint-name-for-tpus", "-wi", 30), "a-very-long-blueprint-name-for-wi");
+        assert_eq!(
+            shortened("multislice-v4-32-training", "-node", 30),
+            "multislice-v4-32-training-node"
+        );
+        assert_eq!(
+            shortened("a-very-long-blueprint-name-for-tpus", "-wi", 30),
+            "a-very-long-blueprint-name-wi"
+        );
         assert!(shortened("a-very-long-blueprint-name-for-tpus", "-wi", 30).len() <= 30);
-        assert_eq!(shortened("abcdefghijklmnopqrstuvwxyz-abc", "-node", 30), "abcdefghijklmnopqrstuvwxy-node");
+        assert_eq!(
+            shortened("abcdefghijklmnopqrstuvwxyz-abc", "-node", 30),
+            "abcdefghijklmnopqrstuvwxy-node"
+        );
     }
 
     #[test]
@@ -864,6 +1092,9 @@ mod tests {
         assert!(check_cidr("10.129.0.0/20").is_ok());
         assert!(check_cidr("10.129.0.0").is_err());
         assert!(check_cidr("10.300.0.0/20").is_err());
-        assert_eq!(role_slug("roles/storage.objectAdmin"), "storage-objectadmin");
+        assert_eq!(
+            role_slug("roles/storage.objectAdmin"),
+            "storage-objectadmin"
+        );
     }
 }

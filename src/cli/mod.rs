@@ -55,7 +55,9 @@ enum Output {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Compile blueprints into overlays/ and rendered/, validating everything.
-    #[command(after_help = "Examples:\n  kubectl aiml render\n  kubectl aiml render multislice-v4-32-training\n  kubectl aiml render --check")]
+    #[command(
+        after_help = "Examples:\n  kubectl aiml render\n  kubectl aiml render multislice-v4-32-training\n  kubectl aiml render --check"
+    )]
     Render {
         /// Blueprints to render (default: all).
         names: Vec<String>,
@@ -64,7 +66,9 @@ enum Command {
         check: bool,
     },
     /// Validate blueprints, or any Kubernetes YAML files or folders, with every rule.
-    #[command(after_help = "Examples:\n  kubectl aiml validate                 # the repository's blueprints\n  kubectl aiml validate manifests/      # someone else's manifests\n  kubectl aiml validate -o json job.yaml")]
+    #[command(
+        after_help = "Examples:\n  kubectl aiml validate                 # the repository's blueprints\n  kubectl aiml validate manifests/      # someone else's manifests\n  kubectl aiml validate -o json job.yaml"
+    )]
     Validate {
         /// Files or folders (default: the repository's blueprints).
         paths: Vec<PathBuf>,
@@ -121,8 +125,12 @@ struct Printer {
 
 impl Printer {
     fn new(global: &Global) -> Self {
-        let no_color = global.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Self { json: global.output == Output::Json, color: !no_color && std::io::stderr().is_terminal() }
+        let no_color =
+            global.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Self {
+            json: global.output == Output::Json,
+            color: !no_color && std::io::stderr().is_terminal(),
+        }
     }
 
     fn out(&self, text: &str) -> std::io::Result<()> {
@@ -137,7 +145,11 @@ impl Printer {
     }
 
     /// Prints findings (human on stderr, or JSON on stdout).
-    fn diagnostics(&self, diagnostics: &[Diagnostic], sources: &diagnostic::SourceLookup<'_>) -> std::io::Result<()> {
+    fn diagnostics(
+        &self,
+        diagnostics: &[Diagnostic],
+        sources: &diagnostic::SourceLookup<'_>,
+    ) -> std::io::Result<()> {
         if self.json {
             return self.out(&diagnostic::render_json(diagnostics));
         }
@@ -166,14 +178,21 @@ fn load_repo(root: &Path) -> anyhow::Result<repo::Loaded> {
     repo::load(root).with_context(|| format!("could not read blueprints of `{}`", root.display()))
 }
 
-fn render(root: &Path, names: &[String], check: bool, printer: &Printer) -> anyhow::Result<Outcome> {
+fn render(
+    root: &Path,
+    names: &[String],
+    check: bool,
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     let loaded = load_repo(root)?;
     let kustomize = Kustomize::discover()?;
     // Same file system as the repository, so the final swap is a rename.
     let staging = if check {
         tempfile::Builder::new().prefix("aiml-check-").tempdir()
     } else {
-        tempfile::Builder::new().prefix(".aiml-staging-").tempdir_in(root)
+        tempfile::Builder::new()
+            .prefix(".aiml-staging-")
+            .tempdir_in(root)
     }
     .with_context(|| format!("could not create a staging folder in `{}`", root.display()))?;
     let report = render::build(&loaded, names, &kustomize, staging.path())?;
@@ -225,7 +244,9 @@ fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow
     if paths.is_empty() {
         let loaded = load_repo(root)?;
         let kustomize = Kustomize::discover()?;
-        let staging = tempfile::Builder::new().prefix("aiml-validate-").tempdir()?;
+        let staging = tempfile::Builder::new()
+            .prefix("aiml-validate-")
+            .tempdir()?;
         let report = render::build(&loaded, &[], &kustomize, staging.path())?;
         printer.diagnostics(&report.diagnostics, &|f| loaded.text(f))?;
         if !printer.json && report.diagnostics.is_empty() {
@@ -238,7 +259,8 @@ fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow
     let mut diagnostics = Vec::new();
     for path in paths {
         let list = if path.is_dir() {
-            repo::yaml_files(path).with_context(|| format!("could not read `{}`", path.display()))?
+            repo::yaml_files(path)
+                .with_context(|| format!("could not read `{}`", path.display()))?
         } else if path.is_file() {
             vec![path.clone()]
         } else {
@@ -262,16 +284,21 @@ fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow
             match Object::from_node(&file.path, node) {
                 Some(object) => objects.push(object),
                 None => diagnostics.push(
-                    Diagnostic::warning("not-an-object", "document is not a Kubernetes object; skipped")
-                        .at(file.path.clone(), node.span)
-                        .expected("`apiVersion`, `kind` and `metadata.name`"),
+                    Diagnostic::warning(
+                        "not-an-object",
+                        "document is not a Kubernetes object; skipped",
+                    )
+                    .at(file.path.clone(), node.span)
+                    .expected("`apiVersion`, `kind` and `metadata.name`"),
                 ),
             }
         }
     }
     diagnostics.extend(validate::validate(&objects));
     let has_blueprints = files.iter().any(|f| {
-        f.documents.iter().any(|n| n.get("apiVersion").and_then(|v| v.as_str()) == Some(blueprint::API_VERSION))
+        f.documents
+            .iter()
+            .any(|n| n.get("apiVersion").and_then(|v| v.as_str()) == Some(blueprint::API_VERSION))
     });
     let mut count = objects.len();
     drop(objects);
@@ -280,7 +307,9 @@ fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow
             let documents = std::mem::take(&mut file.documents);
             let blueprint_docs: Vec<_> = documents
                 .into_iter()
-                .filter(|n| n.get("apiVersion").and_then(|v| v.as_str()) == Some(blueprint::API_VERSION))
+                .filter(|n| {
+                    n.get("apiVersion").and_then(|v| v.as_str()) == Some(blueprint::API_VERSION)
+                })
                 .collect();
             blueprint_files.files.push(SourceFile {
                 path: file.path.clone(),
@@ -296,20 +325,23 @@ fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow
             }
         }
         let kustomize = Kustomize::discover()?;
-        let staging = tempfile::Builder::new().prefix("aiml-validate-").tempdir()?;
+        let staging = tempfile::Builder::new()
+            .prefix("aiml-validate-")
+            .tempdir()?;
         let report = render::build(&blueprint_files, &[], &kustomize, staging.path())?;
         count += report.blueprints.len();
         diagnostics.extend(report.diagnostics);
     }
     diagnostic::sort(&mut diagnostics);
-    let text_of = |f: &str| {
-        files.iter().find(|s| s.path == f).map(|s| s.text.clone())
-    };
+    let text_of = |f: &str| files.iter().find(|s| s.path == f).map(|s| s.text.clone());
     printer.diagnostics(&diagnostics, &text_of)?;
     if !printer.json && diagnostics.is_empty() {
         printer.err(&format!("{count} valid\n"));
     }
-    let report = Report { blueprints: Vec::new(), diagnostics };
+    let report = Report {
+        blueprints: Vec::new(),
+        diagnostics,
+    };
     Ok(outcome_of(&report))
 }
 
@@ -318,7 +350,13 @@ fn blueprints(root: &Path, printer: &Printer) -> anyhow::Result<Outcome> {
     let listed: Vec<(String, String, String)> = loaded
         .blueprints()
         .iter()
-        .map(|b| (b.name.to_string(), b.kind.name().to_string(), b.file.to_string()))
+        .map(|b| {
+            (
+                b.name.to_string(),
+                b.kind.name().to_string(),
+                b.file.to_string(),
+            )
+        })
         .collect();
     if printer.json {
         let kinds: Vec<_> = blueprint::KINDS
@@ -329,7 +367,12 @@ fn blueprints(root: &Path, printer: &Printer) -> anyhow::Result<Outcome> {
             .iter()
             .map(|(name, kind, file)| serde_json::json!({ "name": name, "kind": kind, "file": file }))
             .collect();
-        let json = serde_json::json!({ "apiVersion": blueprint::API_VERSION, "kinds": kinds, "blueprints": items });
+        let json = serde_json::json!({
+            "apiVersion": blueprint::API_VERSION,
+            "kinds": kinds,
+            "blueprints": items,
+            "diagnostics": loaded.diagnostics,
+        });
         printer.out(&format!("{}\n", serde_json::to_string_pretty(&json)?))?;
     } else {
         let mut text = format!("KINDS ({})\n", blueprint::API_VERSION);
@@ -344,13 +387,15 @@ fn blueprints(root: &Path, printer: &Printer) -> anyhow::Result<Outcome> {
             text.push_str(&format!("  {name:<32} {kind:<22} {file}\n"));
         }
         printer.out(&text)?;
+        printer.diagnostics(&loaded.diagnostics, &|f| loaded.text(f))?;
     }
-    printer.diagnostics(&loaded.diagnostics, &|f| loaded.text(f))?;
-    Ok(if loaded.diagnostics.iter().any(blueprint::is_input_error) {
-        Outcome::Failure
-    } else if loaded.diagnostics.iter().any(Diagnostic::is_error) {
-        Outcome::Findings
-    } else {
-        Outcome::Success
-    })
+    Ok(
+        if loaded.diagnostics.iter().any(blueprint::is_input_error) {
+            Outcome::Failure
+        } else if loaded.diagnostics.iter().any(Diagnostic::is_error) {
+            Outcome::Findings
+        } else {
+            Outcome::Success
+        },
+    )
 }
