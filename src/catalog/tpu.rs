@@ -637,6 +637,22 @@ enum Named {
     Topology(Topology),
 }
 
+/// For `<prefix>-<number>` with a known prefix, the catalog name of that family whose size is
+/// nearest (`v4-33` → `v4-32`); spelling similarity would suggest `v4-3328`.
+fn nearest_size(name: &str) -> Option<String> {
+    let (prefix, number) = name.split_once('-')?;
+    let wanted: u64 = number.parse().ok()?;
+    CANONICAL_NAMES
+        .iter()
+        .filter_map(|candidate| {
+            let (p, n) = candidate.split_once('-')?;
+            let size = n.parse::<u64>().ok().filter(|_| p == prefix)?;
+            Some((size.abs_diff(wanted), candidate))
+        })
+        .min()
+        .map(|(_, candidate)| candidate.clone())
+}
+
 /// Splits a catalog name into its family and what the rest of the name fixes. Only exact,
 /// lowercase catalog keys are accepted (XPK's rule): anything else is `Unknown`, including a
 /// `<prefix>-<topology>` name whose topology the family does not offer, because the fault is
@@ -644,8 +660,9 @@ enum Named {
 fn parse_name(name: &str) -> Result<(TpuFamily, Named), TpuTypeError> {
     let unknown = || TpuTypeError::Unknown {
         name: name.to_string(),
-        suggestion: super::closest(name, CANONICAL_NAMES.iter().map(String::as_str))
-            .map(str::to_string),
+        suggestion: nearest_size(name).or_else(|| {
+            super::closest(name, CANONICAL_NAMES.iter().map(String::as_str)).map(str::to_string)
+        }),
     };
     let (prefix, rest) = name.split_once('-').ok_or_else(unknown)?;
     let family = TpuFamily::ALL
@@ -1286,7 +1303,7 @@ mod tests {
             Err(TpuTypeError::Unknown { name, suggestion }) => {
                 assert_eq!(name, "v4-33");
                 let suggestion = suggestion.expect("a close name");
-                assert!(suggestion.starts_with("v4-"), "{suggestion}");
+                assert_eq!(suggestion, "v4-32", "nearest size, not nearest spelling");
             }
             other => panic!("{other:?}"),
         }
