@@ -335,14 +335,15 @@ impl<'de> de::Deserializer<'de> for NodeDeserializer<'_> {
         let result = self.deserialize_map(visitor);
         result.map_err(|mut e| {
             // serde reports a missing field with only its name; give it the full path.
-            if e.message.starts_with("missing required field") && e.path == path {
-                if let Some(field) = e.message.split('`').nth(1) {
-                    e.path = if path.is_empty() {
-                        field.to_string()
-                    } else {
-                        format!("{path}.{field}")
-                    };
-                }
+            if e.message.starts_with("missing required field")
+                && e.path == path
+                && let Some(field) = e.message.split('`').nth(1)
+            {
+                e.path = if path.is_empty() {
+                    field.to_string()
+                } else {
+                    format!("{path}.{field}")
+                };
             }
             e
         })

@@ -465,27 +465,28 @@ fn plan(blueprint: &Blueprint<'_>, spec: &Spec) -> Result<Context, Vec<Diagnosti
             "`slices` must be at least 1".into(),
         );
     }
-    if let Some(slice) = &slice {
-        if slices > 1 && !slice.is_multi_host() {
-            let d = check.error(
-                "tpu-multislice-single-host",
-                "spec.tpu.slices",
-                format!(
-                    "multislice needs multi-host slices, but `{}` is a single host",
-                    slice.name
-                ),
-            );
-            d.found = Some(format!(
-                "{slices} slices of {} ({})",
-                slice.name, slice.topology
-            ));
-            d.expected =
-                Some("a multi-host TPU type (more than one VM per slice), or `slices: 1`".into());
-            d.fix = Some(
-                "use a larger type such as `v4-16`, `v5litepod-16` or `v6e-16`, or set `slices: 1`"
-                    .into(),
-            );
-        }
+    if let Some(slice) = &slice
+        && slices > 1
+        && !slice.is_multi_host()
+    {
+        let d = check.error(
+            "tpu-multislice-single-host",
+            "spec.tpu.slices",
+            format!(
+                "multislice needs multi-host slices, but `{}` is a single host",
+                slice.name
+            ),
+        );
+        d.found = Some(format!(
+            "{slices} slices of {} ({})",
+            slice.name, slice.topology
+        ));
+        d.expected =
+            Some("a multi-host TPU type (more than one VM per slice), or `slices: 1`".into());
+        d.fix = Some(
+            "use a larger type such as `v4-16`, `v5litepod-16` or `v6e-16`, or set `slices: 1`"
+                .into(),
+        );
     }
 
     let kcc_namespace = spec
