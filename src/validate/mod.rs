@@ -31,28 +31,14 @@ impl<'a> Object<'a> {
         let kind = node.get("kind")?.as_str()?.to_string();
         let metadata = node.get("metadata")?;
         let name = metadata.get("name")?.as_str()?.to_string();
-        let namespace = metadata
-            .get("namespace")
-            .and_then(Node::as_str)
-            .map(str::to_string);
-        Some(Self {
-            file,
-            api_version,
-            id: ObjectRef {
-                kind,
-                namespace,
-                name,
-            },
-            node,
-        })
+        let namespace = metadata.get("namespace").and_then(Node::as_str).map(str::to_string);
+        Some(Self { file, api_version, id: ObjectRef { kind, namespace, name }, node })
     }
 
     /// API group (`""` for the core group).
     #[must_use]
     pub fn group(&self) -> &'a str {
-        self.api_version
-            .rsplit_once('/')
-            .map_or("", |(group, _)| group)
+        self.api_version.rsplit_once('/').map_or("", |(group, _)| group)
     }
 }
 
