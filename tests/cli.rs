@@ -446,3 +446,25 @@ fn committed_output_is_up_to_date() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// `validate PATH` runs every rule on plain manifests (here the reference guide's v4-8 flavor
+/// bug: `1x2x2` instead of `2x2x1`), and passes good ones.
+#[test]
+fn validate_checks_manifests_given_as_paths() {
+    let repo = TestRepo::new();
+    repo.write(
+        "k8s/flavor.yaml",
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: v4-8\nspec:\n  nodeLabels:\n    cloud.google.com/gke-tpu-accelerator: tpu-v4-podslice\n    cloud.google.com/gke-tpu-topology: 1x2x2\n",
+    );
+    let run = repo.aiml(&["validate", "-o", "json", "k8s"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let findings: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(findings[0]["rule"], "kueue-flavor-labels");
+    assert_eq!(findings[0]["file"], "k8s/flavor.yaml");
+    assert_eq!(findings[0]["line"], 8);
+    assert_eq!(findings[0]["object"]["name"], "v4-8");
+
+    repo.write("k8s/flavor.yaml", "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: v4-8\nspec:\n  nodeLabels:\n    cloud.google.com/gke-tpu-accelerator: tpu-v4-podslice\n    cloud.google.com/gke-tpu-topology: 2x2x1\n");
+    let run = repo.aiml(&["validate", "k8s/flavor.yaml"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+}

@@ -250,7 +250,7 @@ fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow
         let report = render::build(&loaded, &[], &kustomize, staging.path())?;
         printer.diagnostics(&report.diagnostics, &|f| loaded.text(f))?;
         if !printer.json && report.diagnostics.is_empty() {
-            printer.err(&format!("{} valid\n", report.blueprints.len()));
+            printer.err(&format!("{} blueprints valid\n", report.blueprints.len()));
         }
         return Ok(outcome_of(&report));
     }
@@ -267,7 +267,12 @@ fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow
             anyhow::bail!("no such file or folder: `{}`", path.display());
         };
         for file in list {
-            let display = repo::display_path(Path::new("."), &file);
+            // Paths given on the command line are shown as given (less a leading `./`).
+            let display = file
+                .strip_prefix(".")
+                .unwrap_or(&file)
+                .to_string_lossy()
+                .replace('\\', "/");
             let (source, diagnostic) = repo::read_source(&file, display)
                 .with_context(|| format!("could not read `{}`", file.display()))?;
             diagnostics.extend(diagnostic);
@@ -336,7 +341,7 @@ fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow
     let text_of = |f: &str| files.iter().find(|s| s.path == f).map(|s| s.text.clone());
     printer.diagnostics(&diagnostics, &text_of)?;
     if !printer.json && diagnostics.is_empty() {
-        printer.err(&format!("{count} valid\n"));
+        printer.err(&format!("{count} objects and blueprints valid\n"));
     }
     let report = Report {
         blueprints: Vec::new(),

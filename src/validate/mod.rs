@@ -5,8 +5,24 @@
 //! and return [`Diagnostic`]s; they never stop at the first finding. Objects of kinds no rule
 //! knows are skipped, not errors. Cross-object rules (node pools vs workloads, Kueue
 //! references and quota) look at the whole set at once.
+//!
+//! Layout: `workload` reads pod templates out of workload objects; `tpu` and `gpu`
+//! check what each pod selects and requests; `nodepool` checks Config Connector node pools;
+//! `cross` matches workloads to node pools; `kueue` checks queues, flavors and quota. Every
+//! rule is listed in [`RULES`]. Facts about accelerators come from [`crate::catalog`] only.
+//!
+//! Each defect is reported once, under the rule that names the object to fix: a bad topology
+//! in a pod's `nodeSelector` is `tpu-topology-shape`, the same value in a `ResourceFlavor` is
+//! `kueue-flavor-labels`, and in a node pool `nodepool-tpu-machine-topology`.
 
-use crate::diagnostic::{Diagnostic, ObjectRef};
+mod cross;
+mod gpu;
+mod kueue;
+mod nodepool;
+mod tpu;
+mod workload;
+
+use crate::diagnostic::{self, Diagnostic, ObjectRef};
 use crate::yaml::Node;
 
 /// One Kubernetes object to validate.
@@ -31,20 +47,227 @@ impl<'a> Object<'a> {
         let kind = node.get("kind")?.as_str()?.to_string();
         let metadata = node.get("metadata")?;
         let name = metadata.get("name")?.as_str()?.to_string();
-        let namespace = metadata.get("namespace").and_then(Node::as_str).map(str::to_string);
-        Some(Self { file, api_version, id: ObjectRef { kind, namespace, name }, node })
+        let namespace = metadata
+            .get("namespace")
+            .and_then(Node::as_str)
+            .map(str::to_string);
+        Some(Self {
+            file,
+            api_version,
+            id: ObjectRef {
+                kind,
+                namespace,
+                name,
+            },
+            node,
+        })
     }
 
     /// API group (`""` for the core group).
     #[must_use]
     pub fn group(&self) -> &'a str {
-        self.api_version.rsplit_once('/').map_or("", |(group, _)| group)
+        self.api_version
+            .rsplit_once('/')
+            .map_or("", |(group, _)| group)
     }
 }
+
+/// `` `a`, `b` or `c` `` for messages.
+fn code_list(items: &[&str]) -> String {
+    let quoted: Vec<String> = items.iter().map(|item| format!("`{item}`")).collect();
+    match quoted.as_slice() {
+        [] => "nothing".to_string(),
+        [only] => only.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// `1 slice`, `2 slices`.
+fn plural(count: i64, word: &str) -> String {
+    if count == 1 {
+        format!("{count} {word}")
+    } else {
+        format!("{count} {word}s")
+    }
+}
+
+/// Catalog errors may end like sentences; messages here do not.
+fn strip_period(message: &str) -> String {
+    message.trim_end_matches('.').to_string()
+}
+
+/// Node label GKE puts on every node with its Compute Engine machine type.
+const MACHINE_TYPE_LABEL: &str = "cloud.google.com/gce-machine-type";
+
+/// A validation rule, for listings and docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// Stable kebab-case id, as findings carry it.
+    pub id: &'static str,
+    /// What the rule checks, in one line.
+    pub summary: &'static str,
+}
+
+/// Rule ids, one constant each, so that a misspelt id does not compile.
+pub(crate) mod rule {
+    pub const TPU_TOPOLOGY_SYNTAX: &str = "tpu-topology-syntax";
+    pub const TPU_TOPOLOGY_SHAPE: &str = "tpu-topology-shape";
+    pub const TPU_ACCELERATOR_UNKNOWN: &str = "tpu-accelerator-unknown";
+    pub const TPU_SELECTOR_MISSING: &str = "tpu-selector-missing";
+    pub const TPU_CHIPS_PER_HOST: &str = "tpu-chips-per-host";
+    pub const TPU_HOSTS_PER_SLICE: &str = "tpu-hosts-per-slice";
+    pub const JOBSET_MULTISLICE_SINGLE_HOST: &str = "jobset-multislice-single-host";
+    pub const JOBSET_EXCLUSIVE_TOPOLOGY: &str = "jobset-exclusive-topology";
+    pub const GPU_SELECTOR_MISSING: &str = "gpu-selector-missing";
+    pub const GPU_ACCELERATOR_UNKNOWN: &str = "gpu-accelerator-unknown";
+    pub const GPU_COUNT: &str = "gpu-count";
+    pub const NODEPOOL_TPU_MACHINE_TOPOLOGY: &str = "nodepool-tpu-machine-topology";
+    pub const NODEPOOL_TPU_PLACEMENT: &str = "nodepool-tpu-placement";
+    pub const NODEPOOL_TPU_NODE_COUNT: &str = "nodepool-tpu-node-count";
+    pub const NODEPOOL_GPU_MACHINE: &str = "nodepool-gpu-machine";
+    pub const ACCELERATOR_NO_NODE_POOL: &str = "accelerator-no-node-pool";
+    pub const KUEUE_QUEUE_MISSING: &str = "kueue-queue-missing";
+    pub const KUEUE_CLUSTERQUEUE_MISSING: &str = "kueue-clusterqueue-missing";
+    pub const KUEUE_FLAVOR_MISSING: &str = "kueue-flavor-missing";
+    pub const KUEUE_FLAVOR_LABELS: &str = "kueue-flavor-labels";
+    pub const KUEUE_QUOTA: &str = "kueue-quota";
+    pub const KUEUE_COVERED_RESOURCES: &str = "kueue-covered-resources";
+}
+
+/// Every rule, in the order the docs list them.
+pub const RULES: &[Rule] = &[
+    Rule {
+        id: rule::TPU_TOPOLOGY_SYNTAX,
+        summary: "a pod's `cloud.google.com/gke-tpu-topology` selector is of the form `AxB` or `AxBxC`",
+    },
+    Rule {
+        id: rule::TPU_TOPOLOGY_SHAPE,
+        summary: "a pod's TPU topology selector is a slice shape of the selected accelerator family",
+    },
+    Rule {
+        id: rule::TPU_ACCELERATOR_UNKNOWN,
+        summary: "a pod's `cloud.google.com/gke-tpu-accelerator` selector names a TPU family GKE has",
+    },
+    Rule {
+        id: rule::TPU_SELECTOR_MISSING,
+        summary: "a pod requesting `google.com/tpu` selects one TPU accelerator and one topology",
+    },
+    Rule {
+        id: rule::TPU_CHIPS_PER_HOST,
+        summary: "`google.com/tpu` per pod equals the chips on one VM of the selected slice",
+    },
+    Rule {
+        id: rule::TPU_HOSTS_PER_SLICE,
+        summary: "a slice gets one pod per VM, started as a group (Job parallelism, LeaderWorkerSet size…)",
+    },
+    Rule {
+        id: rule::JOBSET_MULTISLICE_SINGLE_HOST,
+        summary: "multislice JobSets (`replicas` > 1) run on multi-host slices only",
+    },
+    Rule {
+        id: rule::JOBSET_EXCLUSIVE_TOPOLOGY,
+        summary: "TPU JobSets give each slice its own node pool with the exclusive-topology annotation",
+    },
+    Rule {
+        id: rule::GPU_SELECTOR_MISSING,
+        summary: "a pod requesting `nvidia.com/gpu` selects one `cloud.google.com/gke-accelerator`",
+    },
+    Rule {
+        id: rule::GPU_ACCELERATOR_UNKNOWN,
+        summary: "a pod's `cloud.google.com/gke-accelerator` selector names a GPU GKE has",
+    },
+    Rule {
+        id: rule::GPU_COUNT,
+        summary: "`nvidia.com/gpu` per pod does not exceed the GPUs on one node",
+    },
+    Rule {
+        id: rule::NODEPOOL_TPU_MACHINE_TOPOLOGY,
+        summary: "a TPU node pool's machine type and `tpuTopology` form a slice GKE offers",
+    },
+    Rule {
+        id: rule::NODEPOOL_TPU_PLACEMENT,
+        summary: "multi-host TPU node pools use COMPACT placement (Ironwood: a workload policy); single-host ones none",
+    },
+    Rule {
+        id: rule::NODEPOOL_TPU_NODE_COUNT,
+        summary: "a multi-host TPU node pool has, and scales to, exactly one slice of nodes",
+    },
+    Rule {
+        id: rule::NODEPOOL_GPU_MACHINE,
+        summary: "a node pool's `guestAccelerator` type and count fit its machine type",
+    },
+    Rule {
+        id: rule::ACCELERATOR_NO_NODE_POOL,
+        summary: "every accelerator workload has node pools in the set that match it and can hold it",
+    },
+    Rule {
+        id: rule::KUEUE_QUEUE_MISSING,
+        summary: "a `kueue.x-k8s.io/queue-name` label names a LocalQueue in the workload's namespace",
+    },
+    Rule {
+        id: rule::KUEUE_CLUSTERQUEUE_MISSING,
+        summary: "a LocalQueue's `clusterQueue` names a ClusterQueue in the set",
+    },
+    Rule {
+        id: rule::KUEUE_FLAVOR_MISSING,
+        summary: "every flavor a ClusterQueue lists is a ResourceFlavor in the set",
+    },
+    Rule {
+        id: rule::KUEUE_FLAVOR_LABELS,
+        summary: "a ResourceFlavor's TPU node labels are a known accelerator and a legal topology for it",
+    },
+    Rule {
+        id: rule::KUEUE_QUOTA,
+        summary: "a ClusterQueue's accelerator quota admits the workloads queued to it",
+    },
+    Rule {
+        id: rule::KUEUE_COVERED_RESOURCES,
+        summary: "a ClusterQueue covers every resource the pods queued to it request",
+    },
+];
 
 /// Runs every rule over `objects` and returns the findings, sorted.
 #[must_use]
 pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
-    let _ = objects;
-    Vec::new()
+    let mut out = Vec::new();
+    let pools = nodepool::pools(objects);
+    let groups: Vec<workload::PodGroup<'_>> = workload::templates(objects)
+        .into_iter()
+        .map(|template| workload::PodGroup::new(template, &pools, &mut out))
+        .collect();
+    tpu::check(&groups, &mut out);
+    gpu::check(&groups, &pools, &mut out);
+    nodepool::check(&pools, &mut out);
+    cross::check(&groups, &pools, &mut out);
+    kueue::check(objects, &groups, &mut out);
+    diagnostic::sort(&mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_ids_are_unique_kebab_case() {
+        let mut ids: Vec<&str> = RULES.iter().map(|rule| rule.id).collect();
+        for id in &ids {
+            assert!(
+                id.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+                "{id}"
+            );
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), RULES.len());
+    }
+
+    #[test]
+    fn lists_and_counts_read_as_english() {
+        assert_eq!(code_list(&[]), "nothing");
+        assert_eq!(code_list(&["a"]), "`a`");
+        assert_eq!(code_list(&["a", "b", "c"]), "`a`, `b` or `c`");
+        assert_eq!(plural(1, "slice"), "1 slice");
+        assert_eq!(plural(0, "slice"), "0 slices");
+    }
 }

@@ -1,0 +1,314 @@
+//! Workloads against node pools: when the set holds `ContainerNodePool`s, every accelerator
+//! workload must have pools whose nodes it can land on (labels, taints) and that can hold it.
+//!
+//! A set without node pools is not checked: manifests validated on their own usually run on
+//! pools defined elsewhere.
+
+use crate::catalog::{GPU_ACCELERATOR_LABEL, GPU_RESOURCE, NODE_POOL_LABEL, TPU_RESOURCE};
+use crate::diagnostic::Diagnostic;
+use crate::validate::gpu::selected_gpu;
+use crate::validate::nodepool::NodePool;
+use crate::validate::tpu::TpuTarget;
+use crate::validate::workload::{
+    self, Controller, Count, GroupRole, PodGroup, Request, Toleration,
+};
+use crate::validate::{code_list, plural, rule};
+
+/// Runs `accelerator-no-node-pool` over every accelerator pod template.
+pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut Vec<Diagnostic>) {
+    if pools.is_empty() {
+        return;
+    }
+    for group in groups {
+        if let (Some(target), Some(_)) = (&group.tpu_target, &group.tpu) {
+            check_tpu(group, target, pools, out);
+        }
+        if let Some(request) = &group.gpu {
+            check_gpu(group, request, pools, out);
+        }
+    }
+}
+
+/// Why nodes of `pool` cannot take pods of `group`, or `None` when they can.
+fn exclusion(pool: &NodePool<'_>, group: &PodGroup<'_>) -> Option<String> {
+    for requirement in &group.selections {
+        match pool.label(requirement.key) {
+            Some(value) if !requirement.accepts(value) => {
+                return Some(format!("its nodes have `{}: {value}`", requirement.key));
+            }
+            None if pool.label_is_authoritative(requirement.key) => {
+                return Some(format!("its nodes have no `{}` label", requirement.key));
+            }
+            _ => {}
+        }
+    }
+    let mut tolerations = workload::tolerations(group.template.spec);
+    // GKE adds these tolerations to pods that request the accelerator.
+    if group.tpu.is_some() {
+        tolerations.push(Toleration::for_key(TPU_RESOURCE));
+    }
+    if group.gpu.is_some() {
+        tolerations.push(Toleration::for_key(GPU_RESOURCE));
+    }
+    pool.taints
+        .iter()
+        .filter(|(_, _, effect)| effect != "PreferNoSchedule")
+        .find(|(key, value, effect)| !tolerations.iter().any(|t| t.tolerates(key, value, effect)))
+        .map(|(key, value, effect)| {
+            format!("the pods do not tolerate its taint `{key}={value}:{effect}`")
+        })
+}
+
+/// `found` text listing the pools of the relevant kind and why each was passed over.
+fn passed_over(pools: &[&NodePool<'_>], group: &PodGroup<'_>, kind: &str) -> String {
+    if pools.is_empty() {
+        return format!("no {kind} node pools");
+    }
+    let reasons: Vec<String> = pools
+        .iter()
+        .map(|pool| match exclusion(pool, group) {
+            Some(reason) => format!("{}: {reason}", pool.describe()),
+            None => pool.describe(),
+        })
+        .collect();
+    reasons.join("; ")
+}
+
+/// The count that sets how many slices or pods a template needs, to point capacity findings at.
+fn scale<'g>(group: &'g PodGroup<'_>) -> Option<&'g Count<'g>> {
+    match &group.template.controller {
+        Controller::ReplicaSet { replicas }
+        | Controller::StatefulSet { replicas }
+        | Controller::JobSet { replicas, .. }
+        | Controller::LeaderWorkerSet {
+            replicas,
+            role: GroupRole::Worker,
+            ..
+        } => Some(replicas),
+        Controller::Job(job) => Some(&job.parallelism),
+        Controller::Pod | Controller::DaemonSet | Controller::LeaderWorkerSet { .. } => None,
+    }
+}
+
+fn check_tpu(
+    group: &PodGroup<'_>,
+    target: &TpuTarget<'_>,
+    pools: &[NodePool<'_>],
+    out: &mut Vec<Diagnostic>,
+) {
+    let template = &group.template;
+    let matching: Vec<&NodePool<'_>> = pools
+        .iter()
+        .filter(|pool| exclusion(pool, group).is_none())
+        .collect();
+    if matching.is_empty() {
+        let tpu_pools: Vec<&NodePool<'_>> =
+            pools.iter().filter(|pool| pool.tpu.is_some()).collect();
+        out.push(
+            template
+                .finding(
+                    Diagnostic::error(
+                        rule::ACCELERATOR_NO_NODE_POOL,
+                        format!(
+                            "no node pool in the set makes {} nodes these pods can use",
+                            target.describe()
+                        ),
+                    ),
+                    target.selection.node,
+                    &target.selection.field,
+                )
+                .found(passed_over(&tpu_pools, group, "TPU"))
+                .expected(format!(
+                    "a node pool of {} with `tpuTopology: {}`",
+                    machines(target),
+                    target.topology
+                ))
+                .fix("add a matching `ContainerNodePool`, or select the slice the node pools make")
+                .blueprint_field("spec.tpu.topology"),
+        );
+        return;
+    }
+
+    // Capacity in slices: a multi-host pool holds exactly one slice, and so does any pool a
+    // JobSet claims with exclusive topology; single-host pools hold one slice per node.
+    let exclusive = matches!(
+        &template.controller,
+        Controller::JobSet { exclusive_topology: Some(annotation), .. }
+            if annotation.as_str() == Some(NODE_POOL_LABEL)
+    );
+    let mut capacity = 0;
+    for pool in &matching {
+        // A pool of unknown size or slice could hold anything: judge nothing then.
+        let (Some(max_nodes), Some(slice)) = (
+            pool.max_nodes,
+            pool.tpu.as_ref().and_then(|tpu| tpu.slice.as_ref()),
+        ) else {
+            return;
+        };
+        let hosts = i64::from(slice.hosts());
+        capacity += if exclusive || slice.is_multi_host() {
+            i64::from(max_nodes >= hosts)
+        } else {
+            max_nodes / hosts
+        };
+    }
+    let multi_host = matching
+        .iter()
+        .filter_map(|pool| pool.tpu.as_ref().and_then(|tpu| tpu.slice.as_ref()))
+        .any(|slice| slice.is_multi_host());
+    let needed = match &template.controller {
+        Controller::JobSet { replicas, .. }
+        | Controller::LeaderWorkerSet {
+            replicas,
+            role: GroupRole::Worker,
+            ..
+        } => replicas.value,
+        Controller::ReplicaSet { replicas } | Controller::StatefulSet { replicas }
+            if !multi_host =>
+        {
+            replicas.value
+        }
+        Controller::Job(_)
+        | Controller::Pod
+        | Controller::ReplicaSet { .. }
+        | Controller::StatefulSet { .. } => 1,
+        Controller::DaemonSet | Controller::LeaderWorkerSet { .. } => return,
+    };
+    if needed <= capacity {
+        return;
+    }
+    let names: Vec<String> = matching
+        .iter()
+        .map(|pool| format!("`{}`", pool.name))
+        .collect();
+    let anchor = scale(group).map_or(target.selection.node, |count| count.anchor);
+    let field = scale(group).map_or(target.selection.field.as_str(), |count| {
+        count.field.as_str()
+    });
+    let fix = if exclusive || multi_host {
+        format!(
+            "add node pools until there is one per slice ({needed}), each with a full slice of nodes"
+        )
+    } else {
+        "raise the node count of the matching node pools, or run fewer replicas".to_string()
+    };
+    out.push(
+        template
+            .finding(
+                Diagnostic::error(
+                    rule::ACCELERATOR_NO_NODE_POOL,
+                    format!(
+                        "{needed} {} slices are needed but the matching node pools hold {capacity}",
+                        target.describe()
+                    ),
+                ),
+                anchor,
+                field,
+            )
+            .found(format!(
+                "room for {} in {}",
+                plural(capacity, "slice"),
+                names.join(", ")
+            ))
+            .expected(format!("room for {}", plural(needed, "slice")))
+            .fix(fix)
+            .blueprint_field("spec.tpu.slices"),
+    );
+}
+
+/// `` `ct4p-hightpu-4t` `` (or a list) for the layouts of a target.
+fn machines(target: &TpuTarget<'_>) -> String {
+    let mut names: Vec<&str> = target
+        .layouts
+        .iter()
+        .map(|slice| slice.machine_type())
+        .collect();
+    names.dedup();
+    code_list(&names)
+}
+
+fn check_gpu(
+    group: &PodGroup<'_>,
+    request: &Request<'_>,
+    pools: &[NodePool<'_>],
+    out: &mut Vec<Diagnostic>,
+) {
+    let Some(gpu) = selected_gpu(group) else {
+        return;
+    };
+    let Some(requirement) = group.selection(GPU_ACCELERATOR_LABEL) else {
+        return;
+    };
+    let template = &group.template;
+    let matching: Vec<&NodePool<'_>> = pools
+        .iter()
+        .filter(|pool| exclusion(pool, group).is_none())
+        .collect();
+    if matching.is_empty() {
+        let gpu_pools: Vec<&NodePool<'_>> =
+            pools.iter().filter(|pool| !pool.gpus.is_empty()).collect();
+        out.push(
+            template
+                .finding(
+                    Diagnostic::error(
+                        rule::ACCELERATOR_NO_NODE_POOL,
+                        format!(
+                            "no node pool in the set makes `{}` nodes these pods can use",
+                            gpu.label
+                        ),
+                    ),
+                    requirement.node,
+                    &requirement.field,
+                )
+                .found(passed_over(&gpu_pools, group, "GPU"))
+                .expected(format!("a node pool with `{}` GPUs", gpu.label))
+                .fix("add a matching `ContainerNodePool`, or select the GPU the node pools have")
+                .blueprint_field("spec.gpu.type"),
+        );
+        return;
+    }
+    let (Some(pods), Some(scale)) = (template.pods(), scale(group)) else {
+        return;
+    };
+    let per_node = |pool: &NodePool<'_>| -> i64 {
+        let gpus = pool.gpus.iter().filter(|(own, _)| own.label == gpu.label);
+        gpus.map(|(_, count)| i64::from(*count)).sum()
+    };
+    // Pods larger than every node are `gpu-count`'s finding, not a capacity one.
+    if matching.iter().all(|pool| per_node(pool) < request.count) {
+        return;
+    }
+    let mut capacity = 0;
+    for pool in &matching {
+        // A pool of unknown size could hold anything: judge nothing then.
+        let Some(max_nodes) = pool.max_nodes else {
+            return;
+        };
+        capacity += max_nodes * (per_node(pool) / request.count.max(1));
+    }
+    if pods <= capacity {
+        return;
+    }
+    let names: Vec<String> = matching
+        .iter()
+        .map(|pool| format!("`{}`", pool.name))
+        .collect();
+    out.push(
+        template
+            .finding(
+                Diagnostic::error(
+                    rule::ACCELERATOR_NO_NODE_POOL,
+                    format!(
+                        "{pods} pods with {} `{}` each do not fit the matching node pools, which hold {capacity}",
+                        request.count, gpu.label
+                    ),
+                ),
+                scale.anchor,
+                &scale.field,
+            )
+            .found(format!("room for {} in {}", plural(capacity, "pod"), names.join(", ")))
+            .expected(format!("room for {}", plural(pods, "pod")))
+            .fix("raise the node count (or autoscaling maximum) of the matching node pools, or run fewer pods")
+            .blueprint_field("spec.gpu.count"),
+    );
+}

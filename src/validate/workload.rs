@@ -1,0 +1,694 @@
+//! Where pods come from: the pod templates inside workload objects, what each pod selects and
+//! requests, and how many pods a template makes.
+//!
+//! This module only reads objects as written; the rule modules beside it decide what is wrong.
+//! Counts follow the Kubernetes API defaults (`replicas: 1`, `parallelism: 1`, …), and resource
+//! counts follow the scheduler: a pod needs the larger of what its app containers (plus sidecars)
+//! need together and what its biggest one-off init container needs.
+
+use std::collections::BTreeMap;
+
+use crate::catalog::{GPU_RESOURCE, TPU_RESOURCE};
+use crate::diagnostic::Diagnostic;
+use crate::validate::Object;
+use crate::validate::nodepool::NodePool;
+use crate::validate::tpu::{self, TpuTarget};
+use crate::yaml::{Node, Value};
+
+/// Annotation that makes JobSet give each replicated job a topology domain of its own.
+pub(crate) const EXCLUSIVE_TOPOLOGY_ANNOTATION: &str =
+    "alpha.jobset.sigs.k8s.io/exclusive-topology";
+
+/// Appends a mapping key to a dotted field path, quoting keys that hold dots or slashes the way
+/// JSONPath does (`nodeSelector['cloud.google.com/gke-tpu-topology']`).
+pub(crate) fn join(base: &str, key: &str) -> String {
+    if key.contains(['.', '/']) {
+        format!("{base}['{key}']")
+    } else if base.is_empty() {
+        key.to_string()
+    } else {
+        format!("{base}.{key}")
+    }
+}
+
+/// The text of a scalar node, whatever its YAML type (`"true"`, `true` and `4` all have text).
+pub(crate) fn scalar_text(node: &Node) -> Option<String> {
+    match &node.value {
+        Value::String(text) => Some(text.clone()),
+        Value::Int(number) => Some(number.to_string()),
+        Value::Float(number) => Some(number.to_string()),
+        Value::Bool(flag) => Some(flag.to_string()),
+        Value::Null | Value::Seq(_) | Value::Map(_) => None,
+    }
+}
+
+/// A whole-number field with its API default applied, and where it is (or would be) written.
+#[derive(Clone, Debug)]
+pub(crate) struct Count<'a> {
+    /// The value written, or the API default when the field is absent or not a whole number.
+    pub value: i64,
+    /// The node to point at: the value, or the mapping that should hold it.
+    pub anchor: &'a Node,
+    /// Dotted path of the field.
+    pub field: String,
+}
+
+impl<'a> Count<'a> {
+    /// Reads `key` of the mapping `parent` (at `parent_path`), defaulting to `default`.
+    pub(crate) fn read(parent: &'a Node, parent_path: &str, key: &str, default: i64) -> Self {
+        let node = parent.get(key);
+        Self {
+            value: node.and_then(Node::as_count).unwrap_or(default),
+            anchor: node.unwrap_or(parent),
+            field: join(parent_path, key),
+        }
+    }
+}
+
+/// The role of a pod template inside a LeaderWorkerSet group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GroupRole {
+    /// `leaderTemplate`: one pod per group.
+    Leader,
+    /// `workerTemplate`: the other `size - 1` pods (all `size` when there is no leader template).
+    Worker,
+}
+
+/// How a workload object turns one pod template into pods.
+#[derive(Clone, Debug)]
+pub(crate) enum Controller<'a> {
+    /// A bare Pod.
+    Pod,
+    /// Deployment or ReplicaSet: interchangeable pods, started independently.
+    ReplicaSet {
+        /// `spec.replicas`.
+        replicas: Count<'a>,
+    },
+    /// StatefulSet: numbered pods, started one by one (or in parallel) but not as a gang.
+    StatefulSet {
+        /// `spec.replicas`.
+        replicas: Count<'a>,
+    },
+    /// DaemonSet: one pod per matching node.
+    DaemonSet,
+    /// Job, or the job template of a CronJob.
+    Job(JobCounts<'a>),
+    /// One entry of a JobSet's `replicatedJobs`.
+    JobSet {
+        /// `replicatedJobs[*].replicas`: how many copies of the Job (slices, for TPUs).
+        replicas: Count<'a>,
+        /// The Job's own counts.
+        job: JobCounts<'a>,
+        /// `alpha.jobset.sigs.k8s.io/exclusive-topology` on the JobSet or on the job template.
+        exclusive_topology: Option<&'a Node>,
+    },
+    /// One of the two pod templates of a LeaderWorkerSet.
+    LeaderWorkerSet {
+        /// `spec.replicas`: number of groups.
+        replicas: Count<'a>,
+        /// `spec.leaderWorkerTemplate.size`: pods per group, leader included.
+        size: Count<'a>,
+        /// Which template this is.
+        role: GroupRole,
+        /// The leader's pod spec when a separate `leaderTemplate` is written.
+        leader: Option<&'a Node>,
+    },
+}
+
+/// `parallelism` and `completions` of a Job template.
+#[derive(Clone, Debug)]
+pub(crate) struct JobCounts<'a> {
+    /// `parallelism` (default 1).
+    pub parallelism: Count<'a>,
+    /// `completions` (defaults to `parallelism`, which is how many pods run at once without it).
+    pub completions: Count<'a>,
+}
+
+impl<'a> JobCounts<'a> {
+    fn read(job_spec: &'a Node, path: &str) -> Self {
+        let parallelism = Count::read(job_spec, path, "parallelism", 1);
+        let completions = Count::read(job_spec, path, "completions", parallelism.value);
+        Self {
+            parallelism,
+            completions,
+        }
+    }
+}
+
+/// One pod template of a workload object.
+#[derive(Clone, Debug)]
+pub(crate) struct PodTemplate<'a> {
+    /// The workload object.
+    pub object: &'a Object<'a>,
+    /// Dotted path of the pod spec inside the object.
+    pub path: String,
+    /// The pod spec (`containers`, `nodeSelector`, …).
+    pub spec: &'a Node,
+    /// How the object makes pods from it.
+    pub controller: Controller<'a>,
+}
+
+impl PodTemplate<'_> {
+    /// Fills in position, object and field of a finding about this template.
+    pub(crate) fn finding(&self, diagnostic: Diagnostic, node: &Node, field: &str) -> Diagnostic {
+        diagnostic
+            .at(self.object.file, node.span)
+            .object(self.object.id.clone())
+            .field(field)
+    }
+
+    /// The kind, in backticks, for messages.
+    pub(crate) fn kind(&self) -> String {
+        format!("`{}`", self.object.id.kind)
+    }
+
+    /// Pods this template makes at full size, when the object fixes that number.
+    pub(crate) fn pods(&self) -> Option<i64> {
+        match &self.controller {
+            Controller::Pod => Some(1),
+            Controller::ReplicaSet { replicas } | Controller::StatefulSet { replicas } => {
+                Some(replicas.value)
+            }
+            Controller::DaemonSet => None,
+            Controller::Job(job) => Some(job.parallelism.value.min(job.completions.value)),
+            Controller::JobSet { replicas, job, .. } => {
+                Some(replicas.value * job.parallelism.value.min(job.completions.value))
+            }
+            Controller::LeaderWorkerSet {
+                replicas,
+                size,
+                role,
+                leader,
+            } => {
+                let per_group = match (role, leader) {
+                    (GroupRole::Leader, _) => 1,
+                    (GroupRole::Worker, Some(_)) => size.value - 1,
+                    (GroupRole::Worker, None) => size.value,
+                };
+                Some(replicas.value * per_group)
+            }
+        }
+    }
+}
+
+/// A pod template with what its pods select and request, read once for every rule.
+#[derive(Debug)]
+pub(crate) struct PodGroup<'a> {
+    /// The template.
+    pub template: PodTemplate<'a>,
+    /// Node label requirements.
+    pub selections: Vec<Selection<'a>>,
+    /// `google.com/tpu` per pod, when above zero.
+    pub tpu: Option<Request<'a>>,
+    /// `nvidia.com/gpu` per pod, when above zero.
+    pub gpu: Option<Request<'a>>,
+    /// The TPU slice the pods select, when their selectors resolve against the catalog.
+    pub tpu_target: Option<TpuTarget<'a>>,
+}
+
+impl<'a> PodGroup<'a> {
+    /// Reads a template; selector problems found on the way are reported to `out`.
+    pub(crate) fn new(
+        template: PodTemplate<'a>,
+        pools: &[NodePool<'_>],
+        out: &mut Vec<Diagnostic>,
+    ) -> Self {
+        let selections = selections(template.spec, &template.path);
+        let positive = |request: Option<Request<'a>>| request.filter(|request| request.count > 0);
+        let tpu = positive(request(template.spec, &template.path, TPU_RESOURCE));
+        let gpu = positive(request(template.spec, &template.path, GPU_RESOURCE));
+        let tpu_target = tpu::resolve(&template, &selections, tpu.as_ref(), pools, out);
+        Self {
+            template,
+            selections,
+            tpu,
+            gpu,
+            tpu_target,
+        }
+    }
+
+    /// The first requirement on `key`.
+    pub(crate) fn selection(&self, key: &str) -> Option<&Selection<'a>> {
+        selection(&self.selections, key)
+    }
+}
+
+/// Every pod template of every workload object, in object order.
+pub(crate) fn templates<'a>(objects: &'a [Object<'a>]) -> Vec<PodTemplate<'a>> {
+    let mut templates = Vec::new();
+    for object in objects {
+        collect(object, &mut templates);
+    }
+    templates
+}
+
+fn collect<'a>(object: &'a Object<'a>, out: &mut Vec<PodTemplate<'a>>) {
+    let node = object.node;
+    let mut push = |path: &str, spec: Option<&'a Node>, controller: Controller<'a>| {
+        if let Some(spec) = spec {
+            out.push(PodTemplate {
+                object,
+                path: path.to_string(),
+                spec,
+                controller,
+            });
+        }
+    };
+    let Some(spec) = node.get("spec") else { return };
+    match (object.group(), object.id.kind.as_str()) {
+        ("", "Pod") => push("spec", Some(spec), Controller::Pod),
+        ("apps", "Deployment" | "ReplicaSet") => {
+            let replicas = Count::read(spec, "spec", "replicas", 1);
+            push(
+                "spec.template.spec",
+                spec.at(&["template", "spec"]),
+                Controller::ReplicaSet { replicas },
+            );
+        }
+        ("apps", "StatefulSet") => {
+            let replicas = Count::read(spec, "spec", "replicas", 1);
+            push(
+                "spec.template.spec",
+                spec.at(&["template", "spec"]),
+                Controller::StatefulSet { replicas },
+            );
+        }
+        ("apps", "DaemonSet") => {
+            push(
+                "spec.template.spec",
+                spec.at(&["template", "spec"]),
+                Controller::DaemonSet,
+            );
+        }
+        ("batch", "Job") => {
+            let job = JobCounts::read(spec, "spec");
+            push(
+                "spec.template.spec",
+                spec.at(&["template", "spec"]),
+                Controller::Job(job),
+            );
+        }
+        ("batch", "CronJob") => {
+            if let Some(job_spec) = spec.at(&["jobTemplate", "spec"]) {
+                let job = JobCounts::read(job_spec, "spec.jobTemplate.spec");
+                push(
+                    "spec.jobTemplate.spec.template.spec",
+                    job_spec.at(&["template", "spec"]),
+                    Controller::Job(job),
+                );
+            }
+        }
+        ("jobset.x-k8s.io", "JobSet") => {
+            let set_annotation =
+                node.at(&["metadata", "annotations", EXCLUSIVE_TOPOLOGY_ANNOTATION]);
+            let replicated = spec
+                .get("replicatedJobs")
+                .and_then(Node::as_seq)
+                .unwrap_or(&[]);
+            for (index, replicated_job) in replicated.iter().enumerate() {
+                let path = format!("spec.replicatedJobs[{index}]");
+                let replicas = Count::read(replicated_job, &path, "replicas", 1);
+                let Some(job_spec) = replicated_job.at(&["template", "spec"]) else {
+                    continue;
+                };
+                let job = JobCounts::read(job_spec, &format!("{path}.template.spec"));
+                // JobSet honours the annotation on the Job template as well as on the JobSet.
+                let exclusive_topology = replicated_job
+                    .at(&[
+                        "template",
+                        "metadata",
+                        "annotations",
+                        EXCLUSIVE_TOPOLOGY_ANNOTATION,
+                    ])
+                    .or(set_annotation);
+                push(
+                    &format!("{path}.template.spec.template.spec"),
+                    job_spec.at(&["template", "spec"]),
+                    Controller::JobSet {
+                        replicas,
+                        job,
+                        exclusive_topology,
+                    },
+                );
+            }
+        }
+        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => {
+            let replicas = Count::read(spec, "spec", "replicas", 1);
+            let Some(group) = spec.get("leaderWorkerTemplate") else {
+                return;
+            };
+            let size = Count::read(group, "spec.leaderWorkerTemplate", "size", 1);
+            let leader = group.at(&["leaderTemplate", "spec"]);
+            for (role, key) in [
+                (GroupRole::Leader, "leaderTemplate"),
+                (GroupRole::Worker, "workerTemplate"),
+            ] {
+                push(
+                    &format!("spec.leaderWorkerTemplate.{key}.spec"),
+                    group.at(&[key, "spec"]),
+                    Controller::LeaderWorkerSet {
+                        replicas: replicas.clone(),
+                        size: size.clone(),
+                        role,
+                        leader,
+                    },
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A node label requirement of a pod: a key and the values it accepts.
+#[derive(Clone, Debug)]
+pub(crate) struct Selection<'a> {
+    /// The label key.
+    pub key: &'a str,
+    /// Values accepted: one for `nodeSelector`, any number for an `In` expression.
+    pub values: Vec<String>,
+    /// The node to point at: the value, or the expression's `values` list.
+    pub node: &'a Node,
+    /// Dotted path of that node.
+    pub field: String,
+}
+
+impl Selection<'_> {
+    /// The single value the pod pins, if it pins exactly one.
+    pub(crate) fn value(&self) -> Option<&str> {
+        match self.values.as_slice() {
+            [value] => Some(value),
+            _ => None,
+        }
+    }
+
+    /// Whether a node with `key` set to `value` satisfies this requirement.
+    pub(crate) fn accepts(&self, value: &str) -> bool {
+        self.values.iter().any(|accepted| accepted == value)
+    }
+}
+
+/// The node label requirements of a pod spec: every `nodeSelector` entry, then every `In`
+/// expression of required node affinity. Affinity terms are alternatives, so only a single
+/// term is read; with several, no one term is guaranteed to apply.
+pub(crate) fn selections<'a>(spec: &'a Node, path: &str) -> Vec<Selection<'a>> {
+    let mut selections = Vec::new();
+    let selector_path = join(path, "nodeSelector");
+    for (key, value) in spec
+        .get("nodeSelector")
+        .and_then(Node::as_map)
+        .unwrap_or(&[])
+    {
+        selections.push(Selection {
+            key: &key.text,
+            values: scalar_text(value).into_iter().collect(),
+            node: value,
+            field: join(&selector_path, &key.text),
+        });
+    }
+    let terms_path = [
+        "affinity",
+        "nodeAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "nodeSelectorTerms",
+    ];
+    let terms = spec.at(&terms_path).and_then(Node::as_seq).unwrap_or(&[]);
+    if let [term] = terms {
+        let term_path = format!("{path}.{}[0].matchExpressions", terms_path.join("."));
+        let expressions = term
+            .get("matchExpressions")
+            .and_then(Node::as_seq)
+            .unwrap_or(&[]);
+        for (index, expression) in expressions.iter().enumerate() {
+            let key = expression.get("key").and_then(Node::as_str);
+            let operator = expression.get("operator").and_then(Node::as_str);
+            let (Some(key), Some("In"), Some(values)) = (key, operator, expression.get("values"))
+            else {
+                continue;
+            };
+            selections.push(Selection {
+                key,
+                values: values
+                    .as_seq()
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter_map(scalar_text)
+                    .collect(),
+                node: values,
+                field: format!("{term_path}[{index}].values"),
+            });
+        }
+    }
+    selections
+}
+
+/// The first requirement on `key`; `nodeSelector` entries come first.
+pub(crate) fn selection<'s, 'a>(
+    selections: &'s [Selection<'a>],
+    key: &str,
+) -> Option<&'s Selection<'a>> {
+    selections.iter().find(|selection| selection.key == key)
+}
+
+/// How much of one resource a pod asks for, and the container value to point at.
+#[derive(Clone, Debug)]
+pub(crate) struct Request<'a> {
+    /// The effective per-pod count.
+    pub count: i64,
+    /// The first container value that contributes to it.
+    pub node: &'a Node,
+    /// Dotted path of that value.
+    pub field: String,
+}
+
+/// One container and the path it is found at.
+struct Container<'a> {
+    node: &'a Node,
+    path: String,
+    /// An init container that runs to completion before the app containers start.
+    one_off_init: bool,
+}
+
+fn containers<'a>(spec: &'a Node, path: &str) -> Vec<Container<'a>> {
+    let mut all = Vec::new();
+    for key in ["initContainers", "containers"] {
+        for (index, node) in spec
+            .get(key)
+            .and_then(Node::as_seq)
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+        {
+            // An init container with `restartPolicy: Always` is a sidecar: it keeps running
+            // beside the app containers, so its requests add up with theirs.
+            let sidecar = node.get("restartPolicy").and_then(Node::as_str) == Some("Always");
+            all.push(Container {
+                node,
+                path: format!("{}[{index}]", join(path, key)),
+                one_off_init: key == "initContainers" && !sidecar,
+            });
+        }
+    }
+    all
+}
+
+/// The count a container asks for: its limit, or its request when no limit is written.
+fn container_count<'a>(
+    container: &Container<'a>,
+    resource: &str,
+) -> Option<(i64, &'a Node, String)> {
+    ["limits", "requests"].into_iter().find_map(|kind| {
+        let value = container.node.at(&["resources", kind, resource])?;
+        let count = value.as_count()?;
+        let field = join(&format!("{}.resources.{kind}", container.path), resource);
+        Some((count, value, field))
+    })
+}
+
+/// The per-pod count of an integer resource such as `google.com/tpu`, as the scheduler sees it;
+/// `None` when no container asks for it.
+pub(crate) fn request<'a>(spec: &'a Node, path: &str, resource: &str) -> Option<Request<'a>> {
+    let mut running: Option<Request<'a>> = None;
+    let mut largest_init: Option<Request<'a>> = None;
+    for container in containers(spec, path) {
+        let Some((count, node, field)) = container_count(&container, resource) else {
+            continue;
+        };
+        if container.one_off_init {
+            if largest_init.as_ref().is_none_or(|init| count > init.count) {
+                largest_init = Some(Request { count, node, field });
+            }
+        } else if let Some(total) = running.as_mut() {
+            total.count += count;
+        } else {
+            running = Some(Request { count, node, field });
+        }
+    }
+    match (running, largest_init) {
+        (Some(running), Some(init)) if init.count > running.count => Some(init),
+        (Some(running), _) => Some(running),
+        (None, init) => init,
+    }
+}
+
+/// Every resource name any container of the pod requests or limits, with the first place it is
+/// written, in name order.
+pub(crate) fn requested_resources<'a>(
+    spec: &'a Node,
+    path: &str,
+) -> BTreeMap<&'a str, (&'a Node, String)> {
+    let mut resources = BTreeMap::new();
+    for container in containers(spec, path) {
+        for kind in ["requests", "limits"] {
+            let entries = container
+                .node
+                .at(&["resources", kind])
+                .and_then(Node::as_map);
+            for (key, value) in entries.unwrap_or(&[]) {
+                resources.entry(key.text.as_str()).or_insert_with(|| {
+                    (
+                        value,
+                        join(&format!("{}.resources.{kind}", container.path), &key.text),
+                    )
+                });
+            }
+        }
+    }
+    resources
+}
+
+/// A toleration of a pod.
+#[derive(Clone, Debug)]
+pub(crate) struct Toleration {
+    key: Option<String>,
+    exists: bool,
+    value: Option<String>,
+    effect: Option<String>,
+}
+
+impl Toleration {
+    /// A toleration for every taint with `key`, as GKE adds to pods that request `key`.
+    pub(crate) fn for_key(key: &str) -> Self {
+        Self {
+            key: Some(key.to_string()),
+            exists: true,
+            value: None,
+            effect: None,
+        }
+    }
+
+    /// Whether this toleration tolerates a taint (`effect` in the Kubernetes spelling).
+    pub(crate) fn tolerates(&self, key: &str, value: &str, effect: &str) -> bool {
+        let key_matches = match &self.key {
+            None => self.exists,
+            Some(own) => own == key,
+        };
+        let value_matches = self.exists || self.value.as_deref().unwrap_or("") == value;
+        let effect_matches = self.effect.as_deref().is_none_or(|own| own == effect);
+        key_matches && value_matches && effect_matches
+    }
+}
+
+/// The tolerations written in a pod spec.
+pub(crate) fn tolerations(spec: &Node) -> Vec<Toleration> {
+    let text = |node: &Node, key: &str| {
+        node.get(key)
+            .and_then(scalar_text)
+            .filter(|text| !text.is_empty())
+    };
+    spec.get("tolerations")
+        .and_then(Node::as_seq)
+        .unwrap_or(&[])
+        .iter()
+        .map(|toleration| Toleration {
+            key: text(toleration, "key"),
+            exists: text(toleration, "operator").as_deref() == Some("Exists"),
+            value: text(toleration, "value"),
+            effect: text(toleration, "effect"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse_documents;
+
+    fn spec(text: &str) -> Node {
+        parse_documents(text).unwrap().remove(0)
+    }
+
+    #[test]
+    fn quotes_label_keys_in_field_paths() {
+        assert_eq!(join("spec", "nodeSelector"), "spec.nodeSelector");
+        assert_eq!(join("", "spec"), "spec");
+        assert_eq!(
+            join("spec.nodeSelector", "cloud.google.com/gke-nodepool"),
+            "spec.nodeSelector['cloud.google.com/gke-nodepool']"
+        );
+    }
+
+    #[test]
+    fn sums_app_containers_and_sidecars_but_not_one_off_init_containers() {
+        let pod = spec(
+            "initContainers:\n- name: fetch\n  resources: {limits: {google.com/tpu: 2}}\n\
+             - name: proxy\n  restartPolicy: Always\n  resources: {requests: {google.com/tpu: \"1\"}}\n\
+             containers:\n- name: a\n  resources: {limits: {google.com/tpu: 4}}\n",
+        );
+        let request = request(&pod, "spec", "google.com/tpu").unwrap();
+        assert_eq!(request.count, 5);
+        assert_eq!(
+            request.field,
+            "spec.initContainers[1].resources.requests['google.com/tpu']"
+        );
+    }
+
+    #[test]
+    fn a_large_init_container_sets_the_pod_request() {
+        let pod = spec(
+            "initContainers:\n- resources: {limits: {nvidia.com/gpu: 4}}\n\
+             containers:\n- resources: {limits: {nvidia.com/gpu: 1}}\n",
+        );
+        assert_eq!(request(&pod, "spec", "nvidia.com/gpu").unwrap().count, 4);
+        assert!(request(&pod, "spec", "google.com/tpu").is_none());
+    }
+
+    #[test]
+    fn reads_single_term_affinity_and_node_selector() {
+        let pod = spec(
+            "nodeSelector: {cloud.google.com/gke-tpu-topology: 2x2x4}\n\
+             affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n      \
+             nodeSelectorTerms:\n      - matchExpressions:\n        \
+             - {key: cloud.google.com/gke-tpu-accelerator, operator: In, values: [tpu-v4-podslice]}\n",
+        );
+        let all = selections(&pod, "spec");
+        let accelerator = selection(&all, "cloud.google.com/gke-tpu-accelerator").unwrap();
+        assert_eq!(accelerator.value(), Some("tpu-v4-podslice"));
+        assert_eq!(
+            accelerator.field,
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values"
+        );
+        assert_eq!(
+            selection(&all, "cloud.google.com/gke-tpu-topology")
+                .unwrap()
+                .value(),
+            Some("2x2x4")
+        );
+    }
+
+    #[test]
+    fn tolerations_follow_kubernetes_matching() {
+        let pod = spec(
+            "tolerations:\n- {key: dedicated, operator: Equal, value: tpu, effect: NoSchedule}\n- {operator: Exists, effect: NoExecute}\n",
+        );
+        let all = tolerations(&pod);
+        let tolerated = |key, value, effect| all.iter().any(|t| t.tolerates(key, value, effect));
+        assert!(tolerated("dedicated", "tpu", "NoSchedule"));
+        assert!(!tolerated("dedicated", "gpu", "NoSchedule"));
+        assert!(tolerated("anything", "x", "NoExecute"));
+        assert!(Toleration::for_key("google.com/tpu").tolerates(
+            "google.com/tpu",
+            "present",
+            "NoSchedule"
+        ));
+    }
+}

@@ -1,0 +1,140 @@
+//! Runs every fixture under `tests/fixtures/validate/` through `aiml::validate::validate`.
+//!
+//! File names carry the expectation: `ok_*.yaml` must produce no findings at all, and
+//! `err_<rule-id>[_<case>].yaml` must produce at least one finding of that rule and no error of
+//! any other rule, except those a `# also: <rule-id>, …` line in the fixture lists. Every
+//! fixture's findings are also snapshotted (with the blueprint field each points back to), and
+//! every rule in `aiml::validate::RULES` must have at least one `err_` fixture.
+
+use std::path::Path;
+
+use aiml::diagnostic::Diagnostic;
+use aiml::validate::{Object, RULES, validate};
+use aiml::yaml::parse_documents;
+
+const FIXTURES: &str = "tests/fixtures/validate";
+
+/// The findings for one fixture file, with the path shown as `fixtures/validate/<name>`.
+fn findings(path: &Path, text: &str) -> Vec<Diagnostic> {
+    let name = path.file_name().unwrap().to_str().unwrap();
+    let file = format!("fixtures/validate/{name}");
+    let documents = parse_documents(text).unwrap_or_else(|error| panic!("{name}: {error}"));
+    let objects: Vec<Object<'_>> = documents
+        .iter()
+        .filter_map(|document| Object::from_node(&file, document))
+        .collect();
+    assert_eq!(
+        objects.len(),
+        documents.len(),
+        "{name}: every document must be an object"
+    );
+    validate(&objects)
+}
+
+/// The rule an `err_` fixture is about: the file stem without `err_`, up to an optional
+/// `_<case>` suffix.
+fn rule_of(stem: &str) -> Option<&str> {
+    let rest = stem.strip_prefix("err_")?;
+    Some(rest.split_once('_').map_or(rest, |(rule, _)| rule))
+}
+
+/// Rules a fixture allows besides its own, from `# also: a, b` lines.
+fn also_allowed(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("# also:"))
+        .flat_map(|list| list.split(','))
+        .map(str::trim)
+        .filter(|rule| !rule.is_empty())
+        .collect()
+}
+
+/// Findings as JSON, with the blueprint field, which `Diagnostic`'s own serialization omits.
+fn snapshot(findings: &[Diagnostic]) -> serde_json::Value {
+    findings
+        .iter()
+        .map(|finding| {
+            let mut value = serde_json::to_value(finding).unwrap();
+            if let Some(field) = &finding.blueprint_field {
+                value["blueprint_field"] = serde_json::Value::from(field.as_str());
+            }
+            value
+        })
+        .collect()
+}
+
+#[test]
+fn fixture_findings() {
+    insta::glob!("fixtures/validate/*.yaml", |path| {
+        let text = std::fs::read_to_string(path).unwrap();
+        let stem = path.file_stem().unwrap().to_str().unwrap();
+        let found = findings(path, &text);
+        let rules: Vec<&str> = found.iter().map(|finding| finding.rule).collect();
+        for rule in &rules {
+            assert!(
+                RULES.iter().any(|known| known.id == *rule),
+                "{stem}: `{rule}` is not in RULES"
+            );
+        }
+        if stem.starts_with("ok_") {
+            assert!(found.is_empty(), "{stem} should be clean, found {rules:?}");
+        } else if let Some(rule) = rule_of(stem) {
+            assert!(
+                RULES.iter().any(|known| known.id == rule),
+                "{stem}: no rule `{rule}`"
+            );
+            assert!(
+                rules.contains(&rule),
+                "{stem} should report `{rule}`, found {rules:?}"
+            );
+            let allowed = also_allowed(&text);
+            for finding in found.iter().filter(|finding| finding.is_error()) {
+                assert!(
+                    finding.rule == rule || allowed.contains(&finding.rule),
+                    "{stem}: unexpected error `{}`: {}",
+                    finding.rule,
+                    finding.message
+                );
+            }
+        } else {
+            panic!("{stem}: fixture names start with `ok_` or `err_<rule-id>`");
+        }
+        insta::assert_json_snapshot!(snapshot(&found));
+    });
+}
+
+#[test]
+fn every_rule_has_a_failing_fixture() {
+    let stems: Vec<String> = std::fs::read_dir(FIXTURES)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "yaml")
+        })
+        .map(|path| path.file_stem().unwrap().to_str().unwrap().to_string())
+        .collect();
+    let missing: Vec<&str> = RULES
+        .iter()
+        .map(|rule| rule.id)
+        .filter(|id| !stems.iter().any(|stem| rule_of(stem) == Some(id)))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules without an `err_` fixture: {missing:?}"
+    );
+    assert!(stems.iter().any(|stem| stem.starts_with("ok_")));
+}
+
+#[test]
+fn findings_do_not_depend_on_object_order() {
+    let path = Path::new(FIXTURES).join("err_accelerator-no-node-pool.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let documents = parse_documents(&text).unwrap();
+    let forward: Vec<Object<'_>> = documents
+        .iter()
+        .filter_map(|document| Object::from_node("f.yaml", document))
+        .collect();
+    let mut backward = forward.clone();
+    backward.reverse();
+    assert_eq!(validate(&forward), validate(&backward));
+}
