@@ -102,6 +102,13 @@ pub fn build(
             .filter(|b| names.iter().any(|n| n == b.name))
             .collect()
     };
+    // A duplicate name is already an error from loading; building it twice would race on
+    // the same staging folder, so only its first definition is built.
+    let mut seen = BTreeSet::new();
+    let selected: Vec<Blueprint<'_>> = selected
+        .into_iter()
+        .filter(|b| seen.insert(b.name))
+        .collect();
     let results: Vec<Result<BlueprintResult, RenderError>> = selected
         .par_iter()
         .map(|blueprint| build_one(blueprint, kustomize, staging))
