@@ -12,7 +12,7 @@ use std::process::Command;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kustomize {
     program: PathBuf,
-    /// `["build"]` for kustomize, `["kustomize"]` for kubectl.
+    /// `build` for kustomize, `kustomize` for kubectl.
     subcommand: &'static str,
 }
 

@@ -87,7 +87,7 @@ pub fn split(output: &str) -> Result<Vec<Manifest>, SplitError> {
         let Some(node) = nodes.pop().filter(|_| nodes.is_empty()) else {
             return Err(SplitError::NotAnObject(chunk));
         };
-        let Some((api_version, id)) = identity(&node) else {
+        let Some((api_version, id)) = identity(&node).map(|(v, id)| (v.to_string(), id)) else {
             return Err(SplitError::NotAnObject(chunk));
         };
         manifests.push(Manifest {
@@ -129,8 +129,11 @@ fn documents(output: &str) -> Vec<String> {
     documents
 }
 
-fn identity(node: &Node) -> Option<(String, ObjectRef)> {
-    let api_version = node.get("apiVersion")?.as_str()?.to_string();
+/// An object's `apiVersion` and identity; `None` when it lacks `apiVersion`, `kind` or
+/// `metadata.name` (not a Kubernetes object).
+#[must_use]
+pub fn identity(node: &Node) -> Option<(&str, ObjectRef)> {
+    let api_version = node.get("apiVersion")?.as_str()?;
     let kind = node.get("kind")?.as_str()?.to_string();
     let metadata = node.get("metadata")?;
     let name = metadata.get("name")?.as_str()?.to_string();

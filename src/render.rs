@@ -95,6 +95,7 @@ pub fn build(
             .filter(|n| !known.contains(n.as_str()))
             .cloned()
             .collect();
+        // A name may be missing only because its file did not load; those diagnostics say why.
         if !unknown.is_empty() && loaded.diagnostics.is_empty() {
             return Err(RenderError::UnknownNames(unknown));
         }
@@ -195,7 +196,12 @@ fn check_manifests(blueprint: &Blueprint<'_>, manifests: &[Manifest]) -> Vec<Dia
     }
     let objects: Vec<Object<'_>> = manifests
         .iter()
-        .filter_map(|m| Object::from_node(&m.path, &m.node))
+        .map(|m| Object {
+            file: &m.path,
+            api_version: &m.api_version,
+            id: m.id.clone(),
+            node: &m.node,
+        })
         .collect();
     diagnostics.extend(validate::validate(&objects));
     for d in &mut diagnostics {
@@ -227,19 +233,9 @@ fn write_tree<'a>(
 /// Reads every file under `dir` (relative path → bytes); empty when `dir` does not exist.
 pub fn read_tree(dir: &Path) -> std::io::Result<BTreeMap<String, Vec<u8>>> {
     let mut files = BTreeMap::new();
-    if !dir.is_dir() {
-        return Ok(files);
-    }
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(current) = pending.pop() {
-        for entry in fs_err::read_dir(&current)? {
-            let entry = entry?;
-            let path = entry.path();
-            if entry.file_type()?.is_dir() {
-                pending.push(path);
-            } else {
-                files.insert(repo::display_path(dir, &path), fs_err::read(&path)?);
-            }
+    if dir.is_dir() {
+        for path in repo::files_under(dir)? {
+            files.insert(repo::display_path(dir, &path), fs_err::read(&path)?);
         }
     }
     Ok(files)

@@ -53,6 +53,41 @@ impl Loaded {
         blueprints
     }
 
+    /// Checks every document's blueprint envelope and that names are unique, adding the
+    /// problems to `diagnostics`. Documents of other apiVersions are reported as unsupported,
+    /// so a stray manifest among blueprints is never silently ignored.
+    pub fn check_envelopes(&mut self) {
+        let mut found = Vec::new();
+        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        for file in &self.files {
+            for node in &file.documents {
+                match Blueprint::from_node(&file.path, node) {
+                    Ok(blueprint) => {
+                        let location = format!("{}:{}", file.path, node.span.line);
+                        if let Some(first) = seen.insert(blueprint.name.to_string(), location) {
+                            found.push(
+                                blueprint
+                                    .error_at(
+                                        "blueprint-name-duplicate",
+                                        "metadata.name",
+                                        format!(
+                                            "blueprint name `{}` is already used",
+                                            blueprint.name
+                                        ),
+                                    )
+                                    .found(format!("also defined at {first}"))
+                                    .expected("unique blueprint names in a repository")
+                                    .fix("rename one of them"),
+                            );
+                        }
+                    }
+                    Err(diagnostic) => found.push(diagnostic),
+                }
+            }
+        }
+        self.diagnostics.extend(found);
+    }
+
     /// The text of a loaded file, for diagnostic snippets.
     #[must_use]
     pub fn text(&self, path: &str) -> Option<String> {
@@ -63,22 +98,28 @@ impl Loaded {
     }
 }
 
-/// Recursively lists `*.yaml` / `*.yml` files under `dir`, sorted.
-pub fn yaml_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+/// Recursively lists every file under `dir`, sorted.
+pub fn files_under(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
         for entry in fs_err::read_dir(&dir)? {
             let entry = entry?;
-            let path = entry.path();
             if entry.file_type()?.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-                files.push(path);
+                pending.push(entry.path());
+            } else {
+                files.push(entry.path());
             }
         }
     }
     files.sort();
+    Ok(files)
+}
+
+/// Recursively lists `*.yaml` / `*.yml` files under `dir`, sorted.
+pub fn yaml_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = files_under(dir)?;
+    files.retain(|path| path.extension().is_some_and(|e| e == "yaml" || e == "yml"));
     Ok(files)
 }
 
@@ -134,31 +175,6 @@ pub fn load(root: &Path) -> std::io::Result<Loaded> {
         loaded.diagnostics.extend(diagnostic);
         loaded.files.push(file);
     }
-    let mut seen: BTreeMap<String, String> = BTreeMap::new();
-    for file in &loaded.files {
-        for node in &file.documents {
-            match Blueprint::from_node(&file.path, node) {
-                Ok(blueprint) => {
-                    let location = format!("{}:{}", file.path, node.span.line);
-                    if let Some(first) = seen.insert(blueprint.name.to_string(), location) {
-                        loaded.diagnostics.push(
-                            blueprint
-                                .error_at(
-                                    "blueprint-name-duplicate",
-                                    "metadata.name",
-                                    format!("blueprint name `{}` is already used", blueprint.name),
-                                )
-                                .found(format!("also defined at {first}"))
-                                .expected("unique blueprint names in a repository")
-                                .fix("rename one of them"),
-                        );
-                    }
-                }
-                Err(diagnostic) => loaded.diagnostics.push(diagnostic),
-            }
-        }
-    }
-    // Documents of other apiVersions in blueprints/ are reported by `from_node` as an
-    // unsupported apiVersion, so a stray manifest there is never silently ignored.
+    loaded.check_envelopes();
     Ok(loaded)
 }

@@ -33,10 +33,15 @@ impl TestRepo {
     }
 
     fn aiml(&self, args: &[&str]) -> Run {
+        self.aiml_with_env(args, &[])
+    }
+
+    fn aiml_with_env(&self, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Run {
         let output = Command::new(cargo_bin("kubectl-aiml"))
             .args(args)
             .current_dir(self.path())
             .env("NO_COLOR", "1")
+            .envs(env.iter().copied())
             .output()
             .expect("run kubectl-aiml");
         Run {
@@ -317,14 +322,12 @@ fn renders_only_named_blueprints_and_rejects_unknown_names() {
 #[test]
 fn missing_kustomize_fails_with_exit_2() {
     let repo = TestRepo::new();
-    let output = Command::new(cargo_bin("kubectl-aiml"))
-        .arg("render")
-        .current_dir(repo.path())
-        .env("AIML_KUSTOMIZE", "/nonexistent/kustomize")
-        .output()
-        .expect("run");
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let run = repo.aiml_with_env(
+        &["render"],
+        &[("AIML_KUSTOMIZE", "/nonexistent/kustomize".as_ref())],
+    );
+    assert_eq!(run.code, 2);
+    let stderr = run.stderr;
     assert!(stderr.contains("kustomize not found"), "{stderr}");
     assert!(repo.generated().is_empty());
 }
@@ -339,14 +342,9 @@ fn failing_kustomize_names_the_overlay_and_keeps_its_message() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
-    let output = Command::new(cargo_bin("kubectl-aiml"))
-        .arg("render")
-        .current_dir(repo.path())
-        .env("AIML_KUSTOMIZE", &fake)
-        .output()
-        .expect("run");
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let run = repo.aiml_with_env(&["render"], &[("AIML_KUSTOMIZE", fake.as_os_str())]);
+    assert_eq!(run.code, 2);
+    let stderr = run.stderr;
     assert!(
         stderr.contains("fake-kustomize build overlays/multislice-v4-32-training"),
         "{stderr}"

@@ -419,7 +419,7 @@ impl Checker<'_> {
             .unwrap_or_else(|| unreachable!("just pushed"))
     }
 
-    /// A GCP or Kubernetes name: `pattern` describes it for the message.
+    /// Reports `value` as an invalid name for `field` when `check` rejects it.
     fn name(
         &mut self,
         rule: &'static str,

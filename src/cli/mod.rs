@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use aiml::blueprint::{self, Blueprint};
+use aiml::blueprint;
 use aiml::diagnostic::{self, Diagnostic};
 use aiml::kustomize::Kustomize;
 use aiml::render::{self, Change, Report};
@@ -255,7 +255,11 @@ fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow
         return Ok(outcome_of(&report));
     }
     // Explicit paths: blueprints among them are compiled; everything else is a manifest.
-    let mut files: Vec<SourceFile> = Vec::new();
+    let is_blueprint = |node: &aiml::yaml::Node| {
+        node.get("apiVersion").and_then(aiml::yaml::Node::as_str) == Some(blueprint::API_VERSION)
+    };
+    let mut manifests: Vec<SourceFile> = Vec::new();
+    let mut blueprints = repo::Loaded::default();
     let mut diagnostics = Vec::new();
     for path in paths {
         let list = if path.is_dir() {
@@ -273,19 +277,26 @@ fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow
                 .unwrap_or(&file)
                 .to_string_lossy()
                 .replace('\\', "/");
-            let (source, diagnostic) = repo::read_source(&file, display)
+            let (mut source, diagnostic) = repo::read_source(&file, display)
                 .with_context(|| format!("could not read `{}`", file.display()))?;
             diagnostics.extend(diagnostic);
-            files.push(source);
+            let (blueprint_documents, others) = std::mem::take(&mut source.documents)
+                .into_iter()
+                .partition::<Vec<_>, _>(|n| is_blueprint(n));
+            if !blueprint_documents.is_empty() {
+                blueprints.files.push(SourceFile {
+                    path: source.path.clone(),
+                    text: source.text.clone(),
+                    documents: blueprint_documents,
+                });
+            }
+            source.documents = others;
+            manifests.push(source);
         }
     }
     let mut objects = Vec::new();
-    let mut blueprint_files = repo::Loaded::default();
-    for file in &files {
+    for file in &manifests {
         for node in &file.documents {
-            if node.get("apiVersion").and_then(|n| n.as_str()) == Some(blueprint::API_VERSION) {
-                continue;
-            }
             match Object::from_node(&file.path, node) {
                 Some(object) => objects.push(object),
                 None => diagnostics.push(
@@ -300,45 +311,24 @@ fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow
         }
     }
     diagnostics.extend(validate::validate(&objects));
-    let has_blueprints = files.iter().any(|f| {
-        f.documents
-            .iter()
-            .any(|n| n.get("apiVersion").and_then(|v| v.as_str()) == Some(blueprint::API_VERSION))
-    });
     let mut count = objects.len();
-    drop(objects);
-    if has_blueprints {
-        for file in files.iter_mut() {
-            let documents = std::mem::take(&mut file.documents);
-            let blueprint_docs: Vec<_> = documents
-                .into_iter()
-                .filter(|n| {
-                    n.get("apiVersion").and_then(|v| v.as_str()) == Some(blueprint::API_VERSION)
-                })
-                .collect();
-            blueprint_files.files.push(SourceFile {
-                path: file.path.clone(),
-                text: file.text.clone(),
-                documents: blueprint_docs,
-            });
-        }
-        for file in &blueprint_files.files {
-            for node in &file.documents {
-                if let Err(d) = Blueprint::from_node(&file.path, node) {
-                    blueprint_files.diagnostics.push(d);
-                }
-            }
-        }
+    if !blueprints.files.is_empty() {
+        blueprints.check_envelopes();
         let kustomize = Kustomize::discover()?;
         let staging = tempfile::Builder::new()
             .prefix("aiml-validate-")
             .tempdir()?;
-        let report = render::build(&blueprint_files, &[], &kustomize, staging.path())?;
+        let report = render::build(&blueprints, &[], &kustomize, staging.path())?;
         count += report.blueprints.len();
         diagnostics.extend(report.diagnostics);
     }
     diagnostic::sort(&mut diagnostics);
-    let text_of = |f: &str| files.iter().find(|s| s.path == f).map(|s| s.text.clone());
+    let text_of = |f: &str| {
+        manifests
+            .iter()
+            .find(|s| s.path == f)
+            .map(|s| s.text.clone())
+    };
     printer.diagnostics(&diagnostics, &text_of)?;
     if !printer.json && diagnostics.is_empty() {
         printer.err(&format!("{count} objects and blueprints valid\n"));

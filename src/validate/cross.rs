@@ -59,6 +59,17 @@ fn exclusion(pool: &NodePool<'_>, group: &PodGroup<'_>) -> Option<String> {
         })
 }
 
+/// The node pools that `group`'s pods can be scheduled on.
+fn matching_pools<'p, 'a>(
+    pools: &'p [NodePool<'a>],
+    group: &PodGroup<'_>,
+) -> Vec<&'p NodePool<'a>> {
+    pools
+        .iter()
+        .filter(|pool| exclusion(pool, group).is_none())
+        .collect()
+}
+
 /// `found` text listing the pools of the relevant kind and why each was passed over.
 fn passed_over(pools: &[&NodePool<'_>], group: &PodGroup<'_>, kind: &str) -> String {
     if pools.is_empty() {
@@ -97,10 +108,7 @@ fn check_tpu(
     out: &mut Vec<Diagnostic>,
 ) {
     let template = &group.template;
-    let matching: Vec<&NodePool<'_>> = pools
-        .iter()
-        .filter(|pool| exclusion(pool, group).is_none())
-        .collect();
+    let matching = matching_pools(pools, group);
     if matching.is_empty() {
         let tpu_pools: Vec<&NodePool<'_>> =
             pools.iter().filter(|pool| pool.tpu.is_some()).collect();
@@ -240,10 +248,7 @@ fn check_gpu(
         return;
     };
     let template = &group.template;
-    let matching: Vec<&NodePool<'_>> = pools
-        .iter()
-        .filter(|pool| exclusion(pool, group).is_none())
-        .collect();
+    let matching = matching_pools(pools, group);
     if matching.is_empty() {
         let gpu_pools: Vec<&NodePool<'_>> =
             pools.iter().filter(|pool| !pool.gpus.is_empty()).collect();

@@ -43,22 +43,11 @@ impl<'a> Object<'a> {
     /// `metadata.name` (not a Kubernetes object).
     #[must_use]
     pub fn from_node(file: &'a str, node: &'a Node) -> Option<Self> {
-        let api_version = node.get("apiVersion")?.as_str()?;
-        let kind = node.get("kind")?.as_str()?.to_string();
-        let metadata = node.get("metadata")?;
-        let name = metadata.get("name")?.as_str()?.to_string();
-        let namespace = metadata
-            .get("namespace")
-            .and_then(Node::as_str)
-            .map(str::to_string);
+        let (api_version, id) = crate::manifest::identity(node)?;
         Some(Self {
             file,
             api_version,
-            id: ObjectRef {
-                kind,
-                namespace,
-                name,
-            },
+            id,
             node,
         })
     }
@@ -66,9 +55,7 @@ impl<'a> Object<'a> {
     /// API group (`""` for the core group).
     #[must_use]
     pub fn group(&self) -> &'a str {
-        self.api_version
-            .rsplit_once('/')
-            .map_or("", |(group, _)| group)
+        crate::manifest::group_of(self.api_version)
     }
 }
 
