@@ -5,6 +5,7 @@
 //! to fix it. Stages collect every finding instead of stopping at the first, and hand them to
 //! [`render_human`] (stderr, with a snippet of the source) or [`render_json`] (`-o json`).
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -32,9 +33,65 @@ impl fmt::Display for Severity {
     }
 }
 
-/// The Kubernetes object a finding is about, shown as `kind/namespace/name`.
+/// A rule id: kebab-case, e.g. `tpu-chips-per-host`. Built-in rules use static strings;
+/// rules defined at run time (schemas, repository-defined kinds) own theirs.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct RuleId(Cow<'static, str>);
+
+impl RuleId {
+    /// The id as text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&'static str> for RuleId {
+    fn from(id: &'static str) -> Self {
+        Self(Cow::Borrowed(id))
+    }
+}
+
+impl From<String> for RuleId {
+    fn from(id: String) -> Self {
+        Self(Cow::Owned(id))
+    }
+}
+
+impl std::ops::Deref for RuleId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for RuleId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for RuleId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl fmt::Display for RuleId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The Kubernetes object a finding is about, shown as `kind/namespace/name`. Its identity
+/// includes the API group: the core `Service` and serviceusage's `Service` are different
+/// objects.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct ObjectRef {
+    /// API group, `""` for the core group.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub group: String,
     /// `kind`, e.g. `JobSet`.
     pub kind: String,
     /// `metadata.namespace`, absent for cluster-scoped objects.
@@ -57,7 +114,7 @@ impl fmt::Display for ObjectRef {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Diagnostic {
     /// Kebab-case rule id, e.g. `tpu-chips-per-host`.
-    pub rule: &'static str,
+    pub rule: RuleId,
     /// Error or warning.
     pub severity: Severity,
     /// Repository-relative path of the file the finding points into.
@@ -92,17 +149,17 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// An error for `rule` with a message; fill in the rest with the builder methods.
     #[must_use]
-    pub fn error(rule: &'static str, message: impl Into<String>) -> Self {
-        Self::new(rule, Severity::Error, message.into())
+    pub fn error(rule: impl Into<RuleId>, message: impl Into<String>) -> Self {
+        Self::new(rule.into(), Severity::Error, message.into())
     }
 
     /// A warning for `rule` with a message.
     #[must_use]
-    pub fn warning(rule: &'static str, message: impl Into<String>) -> Self {
-        Self::new(rule, Severity::Warning, message.into())
+    pub fn warning(rule: impl Into<RuleId>, message: impl Into<String>) -> Self {
+        Self::new(rule.into(), Severity::Warning, message.into())
     }
 
-    fn new(rule: &'static str, severity: Severity, message: String) -> Self {
+    fn new(rule: RuleId, severity: Severity, message: String) -> Self {
         Self {
             rule,
             severity,
@@ -181,7 +238,7 @@ impl Diagnostic {
             &self.file,
             self.line,
             self.column,
-            self.rule,
+            self.rule.as_str(),
             self.severity,
             &self.message,
         )
@@ -234,7 +291,7 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, colo
         let line_text = text
             .as_deref()
             .and_then(|text| text.lines().nth(d.line.checked_sub(1)? as usize));
-        let mut group = Group::with_title(level.primary_title(d.message.as_str()).id(d.rule));
+        let mut group = Group::with_title(level.primary_title(d.message.as_str()).id(d.rule.as_str()));
         match line_text {
             Some(text) => {
                 let start = char_offset(text, d.column);

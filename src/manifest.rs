@@ -144,6 +144,7 @@ pub fn identity(node: &Node) -> Option<(&str, ObjectRef)> {
     Some((
         api_version,
         ObjectRef {
+            group: group_of(api_version).to_string(),
             kind,
             namespace,
             name,

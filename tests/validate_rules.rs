@@ -68,7 +68,7 @@ fn fixture_findings() {
         let text = std::fs::read_to_string(path).unwrap();
         let stem = path.file_stem().unwrap().to_str().unwrap();
         let found = findings(path, &text);
-        let rules: Vec<&str> = found.iter().map(|finding| finding.rule).collect();
+        let rules: Vec<&str> = found.iter().map(|finding| finding.rule.as_str()).collect();
         for rule in &rules {
             assert!(
                 RULES.iter().any(|known| known.id == *rule),
@@ -89,7 +89,7 @@ fn fixture_findings() {
             let allowed = also_allowed(&text);
             for finding in found.iter().filter(|finding| finding.is_error()) {
                 assert!(
-                    finding.rule == rule || allowed.contains(&finding.rule),
+                    finding.rule == rule || allowed.contains(&finding.rule.as_str()),
                     "{stem}: unexpected error `{}`: {}",
                     finding.rule,
                     finding.message

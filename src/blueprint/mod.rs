@@ -29,7 +29,7 @@ pub const INPUT_RULES: &[&str] = &[
 /// Whether `diagnostic` is about malformed input rather than a finding.
 #[must_use]
 pub fn is_input_error(diagnostic: &Diagnostic) -> bool {
-    diagnostic.is_error() && INPUT_RULES.contains(&diagnostic.rule)
+    diagnostic.is_error() && INPUT_RULES.contains(&diagnostic.rule.as_str())
 }
 
 /// A blueprint kind: reads its spec and compiles it.
