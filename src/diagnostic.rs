@@ -291,7 +291,8 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, colo
         let line_text = text
             .as_deref()
             .and_then(|text| text.lines().nth(d.line.checked_sub(1)? as usize));
-        let mut group = Group::with_title(level.primary_title(d.message.as_str()).id(d.rule.as_str()));
+        let mut group =
+            Group::with_title(level.primary_title(d.message.as_str()).id(d.rule.as_str()));
         match line_text {
             Some(text) => {
                 let start = char_offset(text, d.column);

@@ -4,7 +4,6 @@
 //! built-in kustomize), else `kustomize` on `PATH`, else `kubectl kustomize`. One process per
 //! overlay, no flags, no plugins: the same command a person or Config Sync would run.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -51,16 +50,14 @@ pub enum KustomizeError {
 impl Kustomize {
     /// Finds kustomize as described in the module docs.
     pub fn discover() -> Result<Self, KustomizeError> {
-        let path = std::env::var_os("PATH").unwrap_or_default();
         if let Some(explicit) = std::env::var_os("AIML_KUSTOMIZE").filter(|v| !v.is_empty()) {
-            let program =
-                find_program(&explicit, &path).ok_or_else(|| KustomizeError::NotFound {
-                    looked_for: format!("AIML_KUSTOMIZE={}", explicit.to_string_lossy()),
-                })?;
+            let program = which::which(&explicit).map_err(|_| KustomizeError::NotFound {
+                looked_for: format!("AIML_KUSTOMIZE={}", explicit.to_string_lossy()),
+            })?;
             return Ok(Self::for_program(program));
         }
         for name in ["kustomize", "kubectl"] {
-            if let Some(program) = find_program(&OsString::from(name), &path) {
+            if let Ok(program) = which::which(name) {
                 return Ok(Self::for_program(program));
             }
         }
@@ -82,11 +79,43 @@ impl Kustomize {
     /// The command line shown in messages, with `dir` as given (relative paths stay relative).
     #[must_use]
     pub fn command_line(&self, dir: &str) -> String {
-        let name = self.program.file_name().map_or_else(
+        format!("{} {} {dir}", self.program_name(), self.subcommand)
+    }
+
+    /// The kustomize version (`v5.5.0`), as the binary reports it.
+    pub fn version(&self) -> Result<String, KustomizeError> {
+        let args: &[&str] = if self.subcommand == "kustomize" {
+            &["version", "--client"]
+        } else {
+            &["version"]
+        };
+        let command = format!("{} {}", self.program_name(), args.join(" "));
+        let output = Command::new(&self.program)
+            .args(args)
+            .output()
+            .map_err(|source| KustomizeError::Spawn {
+                command: command.clone(),
+                source,
+            })?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        parse_version(&text).ok_or_else(|| KustomizeError::Failed {
+            command,
+            status: output.status.to_string(),
+            stderr: format!("no kustomize version in its output: {}", text.trim()),
+        })
+    }
+
+    /// File name of the binary (`kustomize`, `kubectl`).
+    #[must_use]
+    pub fn name(&self) -> String {
+        self.program_name()
+    }
+
+    fn program_name(&self) -> String {
+        self.program.file_name().map_or_else(
             || self.program.to_string_lossy().into_owned(),
             |n| n.to_string_lossy().into_owned(),
-        );
-        format!("{name} {} {dir}", self.subcommand)
+        )
     }
 
     /// Builds the overlay in `dir`; `display_dir` names it in messages.
@@ -117,15 +146,25 @@ impl Kustomize {
     }
 }
 
-/// Resolves a program name against `PATH`, or checks an explicit path.
-fn find_program(program: &OsString, path: &OsString) -> Option<PathBuf> {
-    let candidate = Path::new(program);
-    if candidate.components().count() > 1 {
-        return candidate.is_file().then(|| candidate.to_path_buf());
-    }
-    std::env::split_paths(path)
-        .map(|dir| dir.join(candidate))
-        .find(|p| p.is_file())
+/// The kustomize version in `kustomize version` or `kubectl version --client` output
+/// (`v5.5.0`, `Kustomize Version: v5.5.0`).
+fn parse_version(output: &str) -> Option<String> {
+    output
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            line.strip_prefix("Kustomize Version:")
+                .map(str::trim)
+                .or_else(|| line.starts_with('v').then_some(line))
+                .or_else(|| {
+                    line.strip_prefix("{Version:kustomize/")
+                        .map(|v| v.split_whitespace().next().unwrap_or(v))
+                })
+        })
+        .find(|version| {
+            version.starts_with('v') && version[1..].starts_with(|c: char| c.is_ascii_digit())
+        })
+        .map(ToString::to_string)
 }
 
 #[cfg(test)]
@@ -141,9 +180,10 @@ mod tests {
     }
 
     #[test]
-    fn missing_explicit_path_is_not_found() {
-        assert!(
-            find_program(&OsString::from("/nonexistent/kustomize"), &OsString::new()).is_none()
-        );
+    fn reads_versions_of_both_binaries() {
+        assert_eq!(parse_version("v5.5.0\n").as_deref(), Some("v5.5.0"));
+        let kubectl = "Client Version: v1.32.4\nKustomize Version: v5.5.0\n";
+        assert_eq!(parse_version(kubectl).as_deref(), Some("v5.5.0"));
+        assert_eq!(parse_version("nothing here"), None);
     }
 }

@@ -3,22 +3,29 @@
 //! The pipeline, one module per stage:
 //!
 //! 1. [`repo`] finds blueprint files; [`yaml`] parses each file once into spanned [`yaml::Node`]s.
-//! 2. [`blueprint`] reads a node into a typed spec (strict: unknown fields and wrong types are
-//!    errors with file, line and the closest valid field) and checks it into a plan.
-//! 3. [`overlay`] turns the plan into a Kustomize overlay in memory (embedded minijinja
-//!    templates, every interpolation JSON-escaped).
-//! 4. [`kustomize`] builds the overlay with the real kustomize, once per blueprint.
-//! 5. [`manifest`] splits the output into objects; [`validate`] runs every rule on them.
-//! 6. [`render`] writes `overlays/` and `rendered/` atomically, or compares them (`--check`).
+//! 2. [`blueprint`] checks each document's envelope and finds its kind in the
+//!    [`kinds::Registry`]; the kind reads its `spec` strictly ([`blueprint::de`]).
+//! 3. [`plan`]: each kind plans its blueprint (phase 2, after every blueprint's exports are
+//!    known): [`gcp`] plans the shared GCP building blocks, [`accelerator`] resolves the
+//!    `tpu`/`gpu` stanzas through [`catalog`], and the kind plans its workloads.
+//! 4. [`overlay`] renders the plan into one Kustomize overlay per target cluster, in memory
+//!    (embedded minijinja templates, every interpolation JSON-escaped).
+//! 5. [`kustomize`] builds each overlay folder with the real kustomize.
+//! 6. [`manifest`] splits the output into objects; [`validate`] runs every rule on them.
+//! 7. [`render`] writes `overlays/` and `rendered/` atomically, or compares them (`--check`).
 //!
-//! [`catalog`] holds the accelerator facts every stage shares; [`diagnostic`] the findings.
+//! [`diagnostic`] holds the findings every stage reports.
 
+pub mod accelerator;
 pub mod blueprint;
 pub mod catalog;
 pub mod diagnostic;
+pub mod gcp;
+pub mod kinds;
 pub mod kustomize;
 pub mod manifest;
 pub mod overlay;
+pub mod plan;
 pub mod render;
 pub mod repo;
 pub mod validate;

@@ -64,6 +64,14 @@ pub struct Manifest {
     pub api_version: String,
 }
 
+impl Manifest {
+    /// The target cluster the object is applied on.
+    #[must_use]
+    pub fn plane(&self) -> Plane {
+        Plane::of_group(&self.id.group)
+    }
+}
+
 /// Why kustomize output could not be split into objects.
 #[derive(Debug, thiserror::Error)]
 pub enum SplitError {
@@ -174,6 +182,29 @@ pub fn path_for(api_version: &str, id: &ObjectRef) -> String {
     format!("{}/{namespace}/{qualified}_{}.yaml", plane.dir(), id.name)
 }
 
+/// The identity encoded in a rendered file's path (the inverse of [`path_for`]); the kind
+/// comes back in lower case. `None` for paths that are not rendered object files.
+#[must_use]
+pub fn id_from_path(path: &str) -> Option<ObjectRef> {
+    let mut parts = path.split('/');
+    let (Some(plane), Some(namespace), Some(file), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return None;
+    };
+    if plane != Plane::ConfigConnector.dir() && plane != Plane::Workload.dir() {
+        return None;
+    }
+    let (qualified, name) = file.strip_suffix(".yaml")?.split_once('_')?;
+    let (kind, group) = qualified.split_once('.').unwrap_or((qualified, ""));
+    Some(ObjectRef {
+        group: group.to_string(),
+        kind: kind.to_string(),
+        namespace: (namespace != "_cluster").then(|| namespace.to_string()),
+        name: name.to_string(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,6 +230,17 @@ mod tests {
         let twice = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n";
         assert!(matches!(split(twice), Err(SplitError::Duplicate(_))));
         assert!(matches!(split("a: 1\n"), Err(SplitError::NotAnObject(_))));
+    }
+
+    #[test]
+    fn paths_give_identities_back() {
+        let output = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: train\n---\napiVersion: serviceusage.cnrm.cloud.google.com/v1beta1\nkind: Service\nmetadata:\n  name: a.b\n  namespace: proj\n";
+        for m in split(output).unwrap() {
+            let mut id = m.id.clone();
+            id.kind = id.kind.to_lowercase();
+            assert_eq!(id_from_path(&m.path), Some(id), "{}", m.path);
+        }
+        assert_eq!(id_from_path("README.md"), None);
     }
 
     #[test]

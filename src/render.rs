@@ -1,10 +1,16 @@
-//! The render pipeline: blueprints → overlays → kustomize → validated objects → disk.
+//! The render pipeline: blueprints → plans → overlays → kustomize → validated objects → disk.
 //!
-//! Blueprints are compiled in parallel, each into a staging folder: its overlay is written
-//! there, built once with kustomize, split into objects, validated, and the objects written
-//! beside it. Nothing under `overlays/` or `rendered/` changes until every blueprint has
-//! succeeded; then each changed blueprint folder is swapped in with a rename, and the swaps
-//! are rolled back if one fails. `--check` builds the same staging tree and only compares.
+//! 1. Every blueprint's spec is read (phase 1) and what it exports is collected, so that
+//!    blueprints can reference each other by name.
+//! 2. The selected blueprints are planned and compiled in parallel (phase 2), each into a
+//!    staging folder: its overlay (one folder per target cluster) is written there, each target
+//!    is built once with kustomize, split into objects, validated, and the objects written
+//!    beside it.
+//! 3. Repository-wide checks run on the result (two blueprints rendering the same object).
+//!
+//! Nothing under `overlays/` or `rendered/` changes until every blueprint has succeeded; then
+//! each changed blueprint folder is swapped in with a rename, and the swaps are rolled back if
+//! one fails. `--check` builds the same staging tree and only compares.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -12,9 +18,12 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::blueprint::{self, Blueprint};
-use crate::diagnostic::{self, Diagnostic};
+use crate::diagnostic::{self, Diagnostic, ObjectRef};
+use crate::kinds::{self, Registry, Spec};
 use crate::kustomize::{Kustomize, KustomizeError};
 use crate::manifest::{self, Manifest};
+use crate::overlay::TemplateError;
+use crate::plan::{Planner, Repository};
 use crate::repo::{self, OVERLAYS_DIR, RENDERED_DIR};
 use crate::validate::{self, Object};
 
@@ -27,6 +36,15 @@ pub enum RenderError {
     /// Kustomize missing or failing; the overlay path is in the message.
     #[error(transparent)]
     Kustomize(#[from] KustomizeError),
+    /// A template of this binary failed.
+    #[error("blueprint `{blueprint}`: {source}")]
+    Template {
+        /// The blueprint.
+        blueprint: String,
+        /// Why.
+        #[source]
+        source: TemplateError,
+    },
     /// Kustomize output could not be split into objects.
     #[error("blueprint `{blueprint}`: {source}")]
     Split {
@@ -35,6 +53,20 @@ pub enum RenderError {
         /// Why.
         #[source]
         source: manifest::SplitError,
+    },
+    /// An overlay target built objects that belong to the other target cluster.
+    #[error(
+        "blueprint `{blueprint}`: `{target}` built `{object}`, which belongs to the {expected} target"
+    )]
+    WrongTarget {
+        /// The blueprint.
+        blueprint: String,
+        /// The overlay folder.
+        target: String,
+        /// The object.
+        object: String,
+        /// Where it belongs.
+        expected: String,
     },
     /// Names given on the command line that are not blueprints.
     #[error("no blueprint named {}", .0.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "))]
@@ -48,8 +80,8 @@ pub struct BlueprintResult {
     pub name: String,
     /// Findings (blueprint checks and rules on the rendered objects).
     pub diagnostics: Vec<Diagnostic>,
-    /// Number of rendered objects.
-    pub objects: usize,
+    /// Identities of the rendered objects, sorted.
+    pub objects: Vec<ObjectRef>,
     /// One-line description.
     pub description: String,
 }
@@ -75,49 +107,74 @@ impl Report {
     pub fn has_input_errors(&self) -> bool {
         self.diagnostics.iter().any(blueprint::is_input_error)
     }
+
+    /// Objects rendered over all blueprints.
+    #[must_use]
+    pub fn object_count(&self) -> usize {
+        self.blueprints.iter().map(|b| b.objects.len()).sum()
+    }
+}
+
+/// A blueprint whose spec was read (phase 1).
+struct Read<'a> {
+    blueprint: Blueprint<'a>,
+    spec: Box<dyn Spec>,
 }
 
 /// Compiles, builds and validates the selected blueprints into `staging` (which receives
-/// `overlays/<name>/` and `rendered/<name>/`). `names` empty means all.
+/// `overlays/<name>/` and `rendered/<name>/`). `names` empty means all. `root` is the
+/// repository, read for the rendered objects of blueprints not selected.
 pub fn build(
     loaded: &repo::Loaded,
+    registry: &Registry,
     names: &[String],
     kustomize: &Kustomize,
+    root: &Path,
     staging: &Path,
 ) -> Result<Report, RenderError> {
-    let all = loaded.blueprints();
-    let selected: Vec<Blueprint<'_>> = if names.is_empty() {
-        all
-    } else {
-        let known: BTreeSet<&str> = all.iter().map(|b| b.name).collect();
+    let mut report = Report {
+        blueprints: Vec::new(),
+        diagnostics: loaded.diagnostics.clone(),
+    };
+    // A duplicate name is already an error from loading; building it twice would race on
+    // the same staging folder, so only its first definition is used.
+    let mut seen = BTreeSet::new();
+    let all: Vec<Blueprint<'_>> = loaded
+        .blueprints(registry)
+        .into_iter()
+        .filter(|b| seen.insert(b.name))
+        .collect();
+    if !names.is_empty() {
         let unknown: Vec<String> = names
             .iter()
-            .filter(|n| !known.contains(n.as_str()))
+            .filter(|n| !seen.contains(n.as_str()))
             .cloned()
             .collect();
         // A name may be missing only because its file did not load; those diagnostics say why.
         if !unknown.is_empty() && loaded.diagnostics.is_empty() {
             return Err(RenderError::UnknownNames(unknown));
         }
-        all.into_iter()
-            .filter(|b| names.iter().any(|n| n == b.name))
-            .collect()
-    };
-    // A duplicate name is already an error from loading; building it twice would race on
-    // the same staging folder, so only its first definition is built.
-    let mut seen = BTreeSet::new();
-    let selected: Vec<Blueprint<'_>> = selected
-        .into_iter()
-        .filter(|b| seen.insert(b.name))
+    }
+
+    // Phase 1: read every spec, so that references to unselected blueprints resolve.
+    let mut read = Vec::new();
+    for blueprint in all {
+        match blueprint.kind.read(&blueprint) {
+            Ok(spec) => read.push(Read { blueprint, spec }),
+            Err(diagnostic) => report.diagnostics.push(diagnostic),
+        }
+    }
+    let repository = kinds::repository(read.iter().map(|r| (&r.blueprint, r.spec.as_ref())));
+
+    // Phase 2: plan, compile, build and validate the selected blueprints in parallel.
+    let selected: Vec<&Read<'_>> = read
+        .iter()
+        .filter(|r| names.is_empty() || names.iter().any(|n| n == r.blueprint.name))
         .collect();
     let results: Vec<Result<BlueprintResult, RenderError>> = selected
         .par_iter()
-        .map(|blueprint| build_one(blueprint, kustomize, staging))
+        .map(|r| build_one(r, &repository, kustomize, staging))
         .collect();
-    let mut report = Report {
-        blueprints: Vec::new(),
-        diagnostics: loaded.diagnostics.clone(),
-    };
     for result in results {
         let result = result?;
         report
@@ -126,26 +183,43 @@ pub fn build(
         report.blueprints.push(result);
     }
     report.blueprints.sort_by(|a, b| a.name.cmp(&b.name));
+
+    let others = if names.is_empty() {
+        BTreeMap::new()
+    } else {
+        rendered_elsewhere(root, &report.blueprints)?
+    };
+    report
+        .diagnostics
+        .extend(collisions(&report.blueprints, &others, &read));
     diagnostic::sort(&mut report.diagnostics);
     Ok(report)
 }
 
 fn build_one(
-    blueprint: &Blueprint<'_>,
+    read: &Read<'_>,
+    repository: &Repository,
     kustomize: &Kustomize,
     staging: &Path,
 ) -> Result<BlueprintResult, RenderError> {
+    let blueprint = &read.blueprint;
     let name = blueprint.name.to_string();
-    let compiled = match blueprint.kind.compile(blueprint) {
-        Ok(compiled) => compiled,
-        Err(diagnostics) => {
-            return Ok(BlueprintResult {
-                name,
-                diagnostics,
-                objects: 0,
-                description: String::new(),
-            });
-        }
+    let mut planner = Planner::new(blueprint, repository);
+    let compiled = read
+        .spec
+        .compile(&mut planner)
+        .map_err(|source| RenderError::Template {
+            blueprint: name.clone(),
+            source,
+        })?;
+    let mut diagnostics = planner.finish();
+    let Some(compiled) = compiled else {
+        return Ok(BlueprintResult {
+            name,
+            diagnostics,
+            objects: Vec::new(),
+            description: String::new(),
+        });
     };
     let overlay_dir = staging.join(OVERLAYS_DIR).join(&name);
     write_tree(
@@ -156,12 +230,25 @@ fn build_one(
             .iter()
             .map(|(p, c)| (p.as_str(), c.as_bytes())),
     )?;
-    let output = kustomize.build(&overlay_dir, &format!("{OVERLAYS_DIR}/{name}"))?;
-    let manifests = manifest::split(&output).map_err(|source| RenderError::Split {
-        blueprint: name.clone(),
-        source,
-    })?;
-    let mut diagnostics = compiled.warnings;
+    let mut manifests = Vec::new();
+    for plane in compiled.overlay.targets() {
+        let display = format!("{OVERLAYS_DIR}/{name}/{}", plane.dir());
+        let output = kustomize.build(&overlay_dir.join(plane.dir()), &display)?;
+        let built = manifest::split(&output).map_err(|source| RenderError::Split {
+            blueprint: name.clone(),
+            source,
+        })?;
+        if let Some(stray) = built.iter().find(|m| m.plane() != plane) {
+            return Err(RenderError::WrongTarget {
+                blueprint: name,
+                target: display,
+                object: stray.id.to_string(),
+                expected: stray.plane().dir().to_string(),
+            });
+        }
+        manifests.extend(built);
+    }
+    manifests.sort_by(|a, b| a.path.cmp(&b.path));
     diagnostics.extend(check_manifests(blueprint, &manifests));
     let rendered_dir = staging.join(RENDERED_DIR).join(&name);
     write_tree(
@@ -170,12 +257,114 @@ fn build_one(
             .iter()
             .map(|m| (m.path.as_str(), m.text.as_bytes())),
     )?;
+    let mut objects: Vec<ObjectRef> = manifests.into_iter().map(|m| m.id).collect();
+    objects.sort();
     Ok(BlueprintResult {
         name,
         diagnostics,
-        objects: manifests.len(),
+        objects,
         description: compiled.description,
     })
+}
+
+/// Identities of the objects that blueprints not rendered in this run hold under
+/// `rendered/`, read from their file names (`<plane>/<namespace>/<kind>[.<group>]_<name>.yaml`).
+fn rendered_elsewhere(
+    root: &Path,
+    rendered: &[BlueprintResult],
+) -> std::io::Result<BTreeMap<String, Vec<ObjectRef>>> {
+    let mut others = BTreeMap::new();
+    let dir = root.join(RENDERED_DIR);
+    if !dir.is_dir() {
+        return Ok(others);
+    }
+    let this_run: BTreeSet<&str> = rendered.iter().map(|b| b.name.as_str()).collect();
+    for entry in fs_err::read_dir(&dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if this_run.contains(name.as_str()) || !entry.file_type()?.is_dir() {
+            continue;
+        }
+        let ids = repo::files_under(&entry.path())?
+            .iter()
+            .filter_map(|path| manifest::id_from_path(&repo::display_path(&entry.path(), path)))
+            .collect();
+        others.insert(name, ids);
+    }
+    Ok(others)
+}
+
+/// Two blueprints that render the same object (group, kind, namespace, name) would fight over
+/// it on the cluster: an error on each, naming the other.
+fn collisions(
+    rendered: &[BlueprintResult],
+    others: &BTreeMap<String, Vec<ObjectRef>>,
+    read: &[Read<'_>],
+) -> Vec<Diagnostic> {
+    // Kinds compare case-insensitively: identities read back from file names are lower case.
+    let key = |id: &ObjectRef| {
+        (
+            id.group.clone(),
+            id.kind.to_lowercase(),
+            id.namespace.clone(),
+            id.name.clone(),
+        )
+    };
+    let mut owners: BTreeMap<_, Vec<(&str, &ObjectRef)>> = BTreeMap::new();
+    let sources = rendered
+        .iter()
+        .map(|b| (b.name.as_str(), &b.objects))
+        .chain(others.iter().map(|(name, ids)| (name.as_str(), ids)));
+    for (blueprint, ids) in sources {
+        for id in ids {
+            owners.entry(key(id)).or_default().push((blueprint, id));
+        }
+    }
+    let mut diagnostics = Vec::new();
+    for owners in owners.values().filter(|owners| owners.len() > 1) {
+        for (blueprint, id) in owners {
+            // Report on blueprints rendered now; the others are reported when they render.
+            let Some(read) = read.iter().find(|r| r.blueprint.name == *blueprint) else {
+                continue;
+            };
+            if !rendered.iter().any(|b| b.name == *blueprint) {
+                continue;
+            }
+            let others: Vec<String> = owners
+                .iter()
+                .filter(|(other, _)| other != blueprint)
+                .map(|(other, _)| format!("`{other}`"))
+                .collect();
+            diagnostics.push(
+                read.blueprint
+                    .error_at(
+                        "blueprint-object-collision",
+                        "metadata.name",
+                        format!(
+                            "blueprints `{blueprint}` and {} both render {}",
+                            others.join(", "),
+                            describe(id)
+                        ),
+                    )
+                    .object((*id).clone())
+                    .expected("each object rendered by one blueprint only")
+                    .fix("give the object another name in one of the blueprints (e.g. `spec.namespace`, or a different cluster or bucket name)"),
+            );
+        }
+    }
+    diagnostics
+}
+
+fn describe(id: &ObjectRef) -> String {
+    let kind = if id.group.is_empty() {
+        id.kind.clone()
+    } else {
+        format!("{}.{}", id.kind, id.group)
+    };
+    match &id.namespace {
+        Some(namespace) => format!("`{kind}` `{namespace}/{}`", id.name),
+        None => format!("`{kind}` `{}`", id.name),
+    }
 }
 
 /// Runs every rule on a blueprint's rendered objects and points findings at the blueprint.

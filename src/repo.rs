@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::blueprint::Blueprint;
 use crate::diagnostic::Diagnostic;
+use crate::kinds::Registry;
 use crate::yaml::{self, Node};
 
 /// Folder of human-written blueprints.
@@ -41,11 +42,11 @@ pub struct Loaded {
 impl Loaded {
     /// Every blueprint whose envelope is valid, in file and document order.
     #[must_use]
-    pub fn blueprints(&self) -> Vec<Blueprint<'_>> {
+    pub fn blueprints<'a>(&'a self, registry: &'a Registry) -> Vec<Blueprint<'a>> {
         let mut blueprints = Vec::new();
         for file in &self.files {
             for node in &file.documents {
-                if let Ok(blueprint) = Blueprint::from_node(&file.path, node) {
+                if let Ok(blueprint) = Blueprint::from_node(&file.path, node, registry) {
                     blueprints.push(blueprint);
                 }
             }
@@ -56,12 +57,12 @@ impl Loaded {
     /// Checks every document's blueprint envelope and that names are unique, adding the
     /// problems to `diagnostics`. Documents of other apiVersions are reported as unsupported,
     /// so a stray manifest among blueprints is never silently ignored.
-    pub fn check_envelopes(&mut self) {
+    pub fn check_envelopes(&mut self, registry: &Registry) {
         let mut found = Vec::new();
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
         for file in &self.files {
             for node in &file.documents {
-                match Blueprint::from_node(&file.path, node) {
+                match Blueprint::from_node(&file.path, node, registry) {
                     Ok(blueprint) => {
                         let location = format!("{}:{}", file.path, node.span.line);
                         if let Some(first) = seen.insert(blueprint.name.to_string(), location) {
@@ -98,18 +99,14 @@ impl Loaded {
     }
 }
 
-/// Recursively lists every file under `dir`, sorted.
+/// Recursively lists every file under `dir`, sorted by path, without following symbolic
+/// links.
 pub fn files_under(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in fs_err::read_dir(&dir)? {
-            let entry = entry?;
-            if entry.file_type()?.is_dir() {
-                pending.push(entry.path());
-            } else {
-                files.push(entry.path());
-            }
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry = entry?;
+        if !entry.file_type().is_dir() {
+            files.push(entry.into_path());
         }
     }
     files.sort();
@@ -164,7 +161,7 @@ pub fn read_source(
 }
 
 /// Loads every blueprint file of the repository at `root`.
-pub fn load(root: &Path) -> std::io::Result<Loaded> {
+pub fn load(root: &Path, registry: &Registry) -> std::io::Result<Loaded> {
     let dir = root.join(BLUEPRINTS_DIR);
     let mut loaded = Loaded::default();
     if !dir.is_dir() {
@@ -175,6 +172,6 @@ pub fn load(root: &Path) -> std::io::Result<Loaded> {
         loaded.diagnostics.extend(diagnostic);
         loaded.files.push(file);
     }
-    loaded.check_envelopes();
+    loaded.check_envelopes(registry);
     Ok(loaded)
 }

@@ -2,15 +2,13 @@
 //!
 //! A blueprint is a Kubernetes-style document (`apiVersion: aiml.dev/v1alpha1`, `kind`,
 //! `metadata.name`, `spec`). This module checks the envelope, finds the [`Kind`] that owns the
-//! document, and lets it read its `spec` strictly ([`de`]) and compile it into an overlay
-//! ([`crate::overlay::Overlay`]). Every kind lives in its own module; adding one means adding
-//! it to [`KINDS`].
+//! document in the [`Registry`], and reads its `spec` strictly ([`de`]). What happens next is
+//! the kind's business ([`crate::kinds`]).
 
 pub mod de;
-pub mod multislice;
 
-use crate::diagnostic::Diagnostic;
-use crate::overlay::Overlay;
+use crate::diagnostic::{Diagnostic, RuleId};
+use crate::kinds::{Kind, Registry};
 use crate::yaml::{Node, Span};
 
 /// The `apiVersion` of every blueprint.
@@ -24,43 +22,13 @@ pub const INPUT_RULES: &[&str] = &[
     "blueprint-api-version",
     "blueprint-name",
     "blueprint-name-duplicate",
+    "blueprint-object-collision",
 ];
 
 /// Whether `diagnostic` is about malformed input rather than a finding.
 #[must_use]
 pub fn is_input_error(diagnostic: &Diagnostic) -> bool {
     diagnostic.is_error() && INPUT_RULES.contains(&diagnostic.rule.as_str())
-}
-
-/// A blueprint kind: reads its spec and compiles it.
-pub trait Kind: Sync {
-    /// The `kind` value, e.g. `MultisliceTraining`.
-    fn name(&self) -> &'static str;
-    /// One line for `kubectl aiml blueprints`.
-    fn summary(&self) -> &'static str;
-    /// Reads and checks the blueprint and compiles it into an overlay. Diagnostics point into
-    /// the blueprint's file; errors mean no overlay.
-    fn compile(&self, blueprint: &Blueprint<'_>) -> Result<Compiled, Vec<Diagnostic>>;
-}
-
-/// What a kind hands back: the overlay, and warnings that did not stop it.
-#[derive(Debug)]
-pub struct Compiled {
-    /// The overlay's files.
-    pub overlay: Overlay,
-    /// Warnings about the blueprint.
-    pub warnings: Vec<Diagnostic>,
-    /// One-line description for listings (accelerator, slices, …).
-    pub description: String,
-}
-
-/// Every blueprint kind this build knows.
-pub static KINDS: &[&dyn Kind] = &[&multislice::MultisliceTraining];
-
-/// The kind called `name`.
-#[must_use]
-pub fn kind(name: &str) -> Option<&'static dyn Kind> {
-    KINDS.iter().copied().find(|k| k.name() == name)
 }
 
 /// A blueprint document whose envelope has been checked.
@@ -73,7 +41,7 @@ pub struct Blueprint<'a> {
     /// `metadata.name`.
     pub name: &'a str,
     /// Its kind.
-    pub kind: &'static dyn Kind,
+    pub kind: &'a dyn Kind,
 }
 
 impl std::fmt::Debug for Blueprint<'_> {
@@ -88,7 +56,11 @@ impl std::fmt::Debug for Blueprint<'_> {
 
 impl<'a> Blueprint<'a> {
     /// Checks the envelope of a document that declares the blueprint `apiVersion`.
-    pub fn from_node(file: &'a str, node: &'a Node) -> Result<Self, Diagnostic> {
+    pub fn from_node(
+        file: &'a str,
+        node: &'a Node,
+        registry: &'a Registry,
+    ) -> Result<Self, Diagnostic> {
         let at = |span: Span| (file, span);
         let schema_error = |message: String, span: Span, field: &str| {
             let (file, span) = at(span);
@@ -129,11 +101,11 @@ impl<'a> Blueprint<'a> {
         let kind_node = node.get("kind");
         let Some(kind_name) = kind_node.and_then(Node::as_str) else {
             return Err(schema_error("missing `kind`".into(), node.span, "kind")
-                .expected(known_kinds())
+                .expected(known_kinds(registry))
                 .fix("add `kind:` with a blueprint kind"));
         };
-        let Some(kind) = kind(kind_name) else {
-            let names = KINDS.iter().map(|k| k.name());
+        let Some(kind) = registry.get(kind_name) else {
+            let names = registry.names();
             let mut d = Diagnostic::error(
                 "blueprint-kind",
                 format!("unknown blueprint kind: `{kind_name}`"),
@@ -141,7 +113,7 @@ impl<'a> Blueprint<'a> {
             .at(file, kind_node.map_or(node.span, |n| n.span))
             .field("kind")
             .found(kind_name)
-            .expected(known_kinds());
+            .expected(known_kinds(registry));
             if let Some(best) = crate::catalog::closest(kind_name, names) {
                 d = d.fix(format!("did you mean `{best}`?"));
             }
@@ -202,7 +174,7 @@ impl<'a> Blueprint<'a> {
     #[must_use]
     pub fn error_at(
         &self,
-        rule: &'static str,
+        rule: impl Into<RuleId>,
         field: &str,
         message: impl Into<String>,
     ) -> Diagnostic {
@@ -226,8 +198,8 @@ impl<'a> Blueprint<'a> {
     }
 }
 
-fn known_kinds() -> String {
-    let names: Vec<String> = KINDS.iter().map(|k| format!("`{}`", k.name())).collect();
+fn known_kinds(registry: &Registry) -> String {
+    let names: Vec<String> = registry.names().map(|k| format!("`{k}`")).collect();
     format!("one of {}", names.join(", "))
 }
 
@@ -256,10 +228,10 @@ mod tests {
     use super::*;
     use crate::yaml::parse_documents;
 
-    fn envelope(text: &str) -> Result<&'static str, Diagnostic> {
+    fn envelope(text: &str) -> Result<String, Diagnostic> {
         let docs = parse_documents(text).unwrap();
-        let node = Box::leak(Box::new(docs.into_iter().next().unwrap()));
-        Blueprint::from_node("b.yaml", node).map(|b| b.kind.name())
+        let registry = Registry::builtin();
+        Blueprint::from_node("b.yaml", &docs[0], &registry).map(|b| b.kind.name().to_string())
     }
 
     #[test]

@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use aiml::blueprint;
 use aiml::diagnostic::{self, Diagnostic};
+use aiml::kinds::Registry;
 use aiml::kustomize::Kustomize;
 use aiml::render::{self, Change, Report};
 use aiml::repo::{self, SourceFile};
@@ -74,8 +75,14 @@ enum Command {
         paths: Vec<PathBuf>,
     },
     /// List blueprint kinds and the repository's blueprints.
-    #[command(after_help = "Example:\n  kubectl aiml blueprints -o json")]
-    Blueprints,
+    #[command(
+        after_help = "Examples:\n  kubectl aiml blueprints -o json\n  kubectl aiml blueprints --schema MultisliceTraining > multislice.schema.json"
+    )]
+    Blueprints {
+        /// Print the JSON Schema of this kind's `spec` instead (for editors).
+        #[arg(long, value_name = "KIND")]
+        schema: Option<String>,
+    },
     /// Print the version.
     #[command(after_help = "Example:\n  kubectl aiml version")]
     Version,
@@ -106,12 +113,22 @@ impl From<Outcome> for ExitCode {
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let printer = Printer::new(&cli.global);
     let root = cli.global.repo.as_path();
+    let registry = Registry::builtin();
     match cli.command {
-        Command::Render { names, check } => render(root, &names, check, &printer),
-        Command::Validate { paths } => validate_command(root, &paths, &printer),
-        Command::Blueprints => blueprints(root, &printer),
+        Command::Render { names, check } => render(root, &registry, &names, check, &printer),
+        Command::Validate { paths } => validate_command(root, &registry, &paths, &printer),
+        Command::Blueprints { schema: Some(kind) } => kind_schema(&registry, &kind, &printer),
+        Command::Blueprints { schema: None } => blueprints(root, &registry, &printer),
         Command::Version => {
-            printer.out(&format!("kubectl-aiml {}\n", env!("CARGO_PKG_VERSION")))?;
+            let mut text = format!("kubectl-aiml {}\n", env!("CARGO_PKG_VERSION"));
+            // Which kustomize renders would use, when there is one.
+            if let Ok(kustomize) = Kustomize::discover() {
+                let version = kustomize
+                    .version()
+                    .unwrap_or_else(|_| "unknown version".into());
+                text.push_str(&format!("kustomize {version} ({})\n", kustomize.name()));
+            }
+            printer.out(&text)?;
             Ok(Outcome::Success)
         }
     }
@@ -171,20 +188,22 @@ fn outcome_of(report: &Report) -> Outcome {
     }
 }
 
-fn load_repo(root: &Path) -> anyhow::Result<repo::Loaded> {
+fn load_repo(root: &Path, registry: &Registry) -> anyhow::Result<repo::Loaded> {
     if !root.is_dir() {
         anyhow::bail!("repository folder `{}` does not exist", root.display());
     }
-    repo::load(root).with_context(|| format!("could not read blueprints of `{}`", root.display()))
+    repo::load(root, registry)
+        .with_context(|| format!("could not read blueprints of `{}`", root.display()))
 }
 
 fn render(
     root: &Path,
+    registry: &Registry,
     names: &[String],
     check: bool,
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
-    let loaded = load_repo(root)?;
+    let loaded = load_repo(root, registry)?;
     let kustomize = Kustomize::discover()?;
     // Same file system as the repository, so the final swap is a rename.
     let staging = if check {
@@ -195,7 +214,7 @@ fn render(
             .tempdir_in(root)
     }
     .with_context(|| format!("could not create a staging folder in `{}`", root.display()))?;
-    let report = render::build(&loaded, names, &kustomize, staging.path())?;
+    let report = render::build(&loaded, registry, names, &kustomize, root, staging.path())?;
     printer.diagnostics(&report.diagnostics, &|f| loaded.text(f))?;
     let outcome = outcome_of(&report);
     if outcome != Outcome::Success {
@@ -204,7 +223,7 @@ fn render(
     }
     let rendered: Vec<String> = report.blueprints.iter().map(|b| b.name.clone()).collect();
     let full = names.is_empty();
-    let objects: usize = report.blueprints.iter().map(|b| b.objects).sum();
+    let objects = report.object_count();
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     if check {
         let drift = render::compare(root, staging.path(), &rendered, full)?;
@@ -240,14 +259,19 @@ fn render(
     Ok(Outcome::Success)
 }
 
-fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow::Result<Outcome> {
+fn validate_command(
+    root: &Path,
+    registry: &Registry,
+    paths: &[PathBuf],
+    printer: &Printer,
+) -> anyhow::Result<Outcome> {
     if paths.is_empty() {
-        let loaded = load_repo(root)?;
+        let loaded = load_repo(root, registry)?;
         let kustomize = Kustomize::discover()?;
         let staging = tempfile::Builder::new()
             .prefix("aiml-validate-")
             .tempdir()?;
-        let report = render::build(&loaded, &[], &kustomize, staging.path())?;
+        let report = render::build(&loaded, registry, &[], &kustomize, root, staging.path())?;
         printer.diagnostics(&report.diagnostics, &|f| loaded.text(f))?;
         if !printer.json && report.diagnostics.is_empty() {
             printer.err(&format!("{} blueprints valid\n", report.blueprints.len()));
@@ -313,12 +337,12 @@ fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow
     diagnostics.extend(validate::validate(&objects));
     let mut count = objects.len();
     if !blueprints.files.is_empty() {
-        blueprints.check_envelopes();
+        blueprints.check_envelopes(registry);
         let kustomize = Kustomize::discover()?;
         let staging = tempfile::Builder::new()
             .prefix("aiml-validate-")
             .tempdir()?;
-        let report = render::build(&blueprints, &[], &kustomize, staging.path())?;
+        let report = render::build(&blueprints, registry, &[], &kustomize, root, staging.path())?;
         count += report.blueprints.len();
         diagnostics.extend(report.diagnostics);
     }
@@ -340,10 +364,26 @@ fn validate_command(root: &Path, paths: &[PathBuf], printer: &Printer) -> anyhow
     Ok(outcome_of(&report))
 }
 
-fn blueprints(root: &Path, printer: &Printer) -> anyhow::Result<Outcome> {
-    let loaded = load_repo(root)?;
+fn kind_schema(registry: &Registry, kind: &str, printer: &Printer) -> anyhow::Result<Outcome> {
+    let Some(found) = registry.get(kind) else {
+        let names: Vec<String> = registry.names().map(|n| format!("`{n}`")).collect();
+        printer.err(&format!(
+            "error: unknown blueprint kind `{kind}`; known kinds: {}\n",
+            names.join(", ")
+        ));
+        return Ok(Outcome::Failure);
+    };
+    printer.out(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(&found.spec_schema())?
+    ))?;
+    Ok(Outcome::Success)
+}
+
+fn blueprints(root: &Path, registry: &Registry, printer: &Printer) -> anyhow::Result<Outcome> {
+    let loaded = load_repo(root, registry)?;
     let listed: Vec<(String, String, String)> = loaded
-        .blueprints()
+        .blueprints(registry)
         .iter()
         .map(|b| {
             (
@@ -354,7 +394,7 @@ fn blueprints(root: &Path, printer: &Printer) -> anyhow::Result<Outcome> {
         })
         .collect();
     if printer.json {
-        let kinds: Vec<_> = blueprint::KINDS
+        let kinds: Vec<_> = registry
             .iter()
             .map(|k| serde_json::json!({ "kind": k.name(), "summary": k.summary() }))
             .collect();
@@ -371,7 +411,7 @@ fn blueprints(root: &Path, printer: &Printer) -> anyhow::Result<Outcome> {
         printer.out(&format!("{}\n", serde_json::to_string_pretty(&json)?))?;
     } else {
         let mut text = format!("KINDS ({})\n", blueprint::API_VERSION);
-        for k in blueprint::KINDS {
+        for k in registry.iter() {
             text.push_str(&format!("  {:<22} {}\n", k.name(), k.summary()));
         }
         text.push_str("\nBLUEPRINTS\n");

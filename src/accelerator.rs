@@ -1,0 +1,285 @@
+//! The `tpu` and `gpu` stanzas of every blueprint kind, resolved in one place.
+//!
+//! The contract fixes how a blueprint names its accelerators:
+//!
+//! ```yaml
+//! spec:
+//!   tpu: {type: v5litepod-16, topology: 4x4, slices: 1}
+//!   gpu: {type: nvidia-tesla-t4, count: 1}
+//! ```
+//!
+//! This module reads those stanzas and resolves them through [`crate::catalog`] into plans
+//! ([`TpuPlan`], [`GpuPlan`]) whose numbers (hosts, chips per host, machine type) are derived,
+//! never typed twice. Problems are findings at the stanza's own fields.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{self, Placement, Topology, TpuFamily, TpuSlice, TpuTypeError};
+use crate::plan::Planner;
+
+/// `spec.tpu` as written.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TpuSpec {
+    /// Catalog name: `v4-32`, `v5litepod-16`, `v5p-64`, `v6e-8`, …
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Slice topology (`4x4`, `2x2x4`); optional, must agree with `type` when given.
+    pub topology: Option<String>,
+    /// Number of slices (default 1; more than 1 is multislice).
+    pub slices: Option<u32>,
+}
+
+/// `spec.gpu` as written.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GpuSpec {
+    /// GKE accelerator label value, e.g. `nvidia-tesla-t4`, `nvidia-l4`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// GPUs per node (default 1).
+    pub count: Option<u32>,
+    /// Machine type (default: the smallest that carries `count` GPUs).
+    pub machine_type: Option<String>,
+}
+
+/// Upper bound on slices of one blueprint: each slice is a node pool, and GKE caps node pools
+/// per cluster well below this; larger numbers are typing mistakes.
+pub const MAX_SLICES: u32 = 256;
+
+/// A resolved `tpu` stanza: everything node pools, selectors, JobSets and quotas need.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TpuPlan {
+    /// Catalog name, e.g. `v4-32`.
+    pub type_name: String,
+    /// Family.
+    #[serde(skip)]
+    pub family: Option<TpuFamily>,
+    /// `cloud.google.com/gke-tpu-accelerator` value.
+    pub accelerator: &'static str,
+    /// Topology, always explicit.
+    pub topology: String,
+    /// TPU VM machine type.
+    pub machine_type: &'static str,
+    /// VMs (nodes, pods) per slice.
+    pub hosts: u32,
+    /// Chips per VM (`google.com/tpu` per pod).
+    pub chips_per_host: u32,
+    /// Chips per slice.
+    pub chips_per_slice: u32,
+    /// Slices.
+    pub slices: u32,
+    /// Chips over all slices.
+    pub total_chips: u32,
+    /// Multi-host slices need COMPACT placement with the topology.
+    pub compact_placement: bool,
+    /// More than one VM per slice.
+    pub multi_host: bool,
+}
+
+impl TpuPlan {
+    fn new(slice: &TpuSlice, slices: u32) -> Self {
+        Self {
+            type_name: slice.name.clone(),
+            family: Some(slice.family),
+            accelerator: slice.accelerator(),
+            topology: slice.topology.to_string(),
+            machine_type: slice.machine_type(),
+            hosts: slice.hosts(),
+            chips_per_host: slice.chips_per_host(),
+            chips_per_slice: slice.chips(),
+            slices,
+            total_chips: slice.chips() * slices,
+            compact_placement: slice.placement() == Placement::Compact,
+            multi_host: slice.is_multi_host(),
+        }
+    }
+}
+
+/// A resolved `gpu` stanza.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GpuPlan {
+    /// `cloud.google.com/gke-accelerator` value.
+    pub accelerator: &'static str,
+    /// GPUs per node (and per pod, for one pod per node).
+    pub count: u32,
+    /// Machine type of the GPU nodes.
+    pub machine_type: String,
+    /// Whether the GPUs are attached to a general-purpose VM (`guestAccelerator`).
+    pub attached: bool,
+}
+
+/// Families a kind accepts.
+#[derive(Clone, Copy, Debug)]
+pub struct TpuSupport<'k> {
+    /// The kind, for messages.
+    pub kind: &'k str,
+    /// Families it supports.
+    pub families: &'k [TpuFamily],
+    /// Whether it runs several slices as one job.
+    pub multislice: bool,
+}
+
+/// Resolves `spec.tpu` through the catalog; `None` (with findings) when it cannot.
+pub fn resolve_tpu(
+    planner: &mut Planner<'_>,
+    spec: &TpuSpec,
+    support: TpuSupport<'_>,
+) -> Option<TpuPlan> {
+    let slices = spec.slices.unwrap_or(1);
+    if slices == 0 || slices > MAX_SLICES {
+        let d = planner.error(
+            "tpu-slices",
+            "spec.tpu.slices",
+            format!("`slices` must be between 1 and {MAX_SLICES}"),
+        );
+        d.found = Some(slices.to_string());
+        return None;
+    }
+    if slices > 1 && !support.multislice {
+        let d = planner.error(
+            "tpu-slices",
+            "spec.tpu.slices",
+            format!("`{}` runs on one slice", support.kind),
+        );
+        d.found = Some(slices.to_string());
+        d.fix = Some("remove `slices` or set `slices: 1`".into());
+        return None;
+    }
+    let topology = match spec.topology.as_deref().map(str::parse::<Topology>) {
+        None => None,
+        Some(Ok(topology)) => Some(topology),
+        Some(Err(error)) => {
+            let d = planner.error(
+                "tpu-topology-syntax",
+                "spec.tpu.topology",
+                error.to_string(),
+            );
+            d.found.clone_from(&spec.topology);
+            d.expected = Some("`AxB` (v5e, v6e) or `AxBxC` (v4, v5p)".into());
+            return None;
+        }
+    };
+    let slice = match catalog::tpu_slice(&spec.type_, topology.as_ref()) {
+        Ok(slice) if !support.families.contains(&slice.family) => {
+            let families: Vec<String> = support.families.iter().map(ToString::to_string).collect();
+            let d = planner.error(
+                "tpu-family-unsupported",
+                "spec.tpu.type",
+                format!("`{}` does not support {} yet", support.kind, slice.family),
+            );
+            d.expected = Some(format!("a TPU type of {}", families.join(", ")));
+            return None;
+        }
+        Ok(slice) => slice,
+        Err(TpuTypeError::Unknown { name, suggestion }) => {
+            let d = planner.error(
+                "tpu-type-unknown",
+                "spec.tpu.type",
+                format!("unknown TPU type: `{name}`"),
+            );
+            d.found = Some(name);
+            d.expected =
+                Some("a catalog name such as `v4-32`, `v5litepod-16`, `v5p-64` or `v6e-16`".into());
+            d.fix = suggestion.map(|s| format!("did you mean `{s}`?"));
+            return None;
+        }
+        Err(TpuTypeError::Topology(error)) => {
+            let d = planner.error("tpu-topology-shape", "spec.tpu.topology", error.to_string());
+            d.found.clone_from(&spec.topology);
+            return None;
+        }
+        Err(TpuTypeError::Mismatch {
+            name,
+            topology,
+            expected,
+        }) => {
+            let d = planner.error(
+                "tpu-topology-mismatch",
+                "spec.tpu.topology",
+                format!("topology `{topology}` does not agree with TPU type `{name}`"),
+            );
+            let expected: Vec<String> = expected.iter().map(|t| format!("`{t}`")).collect();
+            d.found = Some(topology);
+            d.fix = Some(format!(
+                "set `topology: {}` or remove `topology`",
+                expected.first().map_or("", |t| t.trim_matches('`'))
+            ));
+            d.expected = Some(expected.join(" or "));
+            return None;
+        }
+    };
+    if slices > 1 && !slice.is_multi_host() {
+        let d = planner.error(
+            "tpu-multislice-single-host",
+            "spec.tpu.slices",
+            format!(
+                "multislice needs multi-host slices, but `{}` is a single host",
+                slice.name
+            ),
+        );
+        d.found = Some(format!(
+            "{slices} slices of {} ({})",
+            slice.name, slice.topology
+        ));
+        d.expected =
+            Some("a multi-host TPU type (more than one VM per slice), or `slices: 1`".into());
+        d.fix = Some(
+            "use a larger type such as `v4-16`, `v5litepod-16` or `v6e-16`, or set `slices: 1`"
+                .into(),
+        );
+        return None;
+    }
+    Some(TpuPlan::new(&slice, slices))
+}
+
+/// Resolves `spec.gpu` through the catalog; `None` (with findings) when it cannot.
+pub fn resolve_gpu(planner: &mut Planner<'_>, spec: &GpuSpec) -> Option<GpuPlan> {
+    let Some(gpu) = catalog::gpu(&spec.type_) else {
+        let labels = catalog::gpus().iter().map(|g| g.label);
+        let suggestion = catalog::closest(&spec.type_, labels);
+        let d = planner.error(
+            "gpu-type-unknown",
+            "spec.gpu.type",
+            format!("unknown GPU type: `{}`", spec.type_),
+        );
+        d.found = Some(spec.type_.clone());
+        d.expected =
+            Some("a GKE accelerator label such as `nvidia-tesla-t4` or `nvidia-l4`".into());
+        d.fix = suggestion.map(|s| format!("did you mean `{s}`?"));
+        return None;
+    };
+    let count = spec.count.unwrap_or(1);
+    let machine_type = match &spec.machine_type {
+        Some(machine_type) => machine_type.clone(),
+        None if gpu.attached => {
+            // Four vCPUs per GPU, as the T4 references use (`n1-standard-4` for one T4).
+            let family = gpu.machines.first().map_or("n1-", |m| m.name);
+            format!("{family}standard-{}", 4 * count.max(1))
+        }
+        None => match gpu.machines.iter().find(|m| m.gpus == count) {
+            Some(machine) => machine.name.to_string(),
+            None => gpu
+                .machines
+                .first()
+                .map_or_else(String::new, |m| m.name.to_string()),
+        },
+    };
+    if let Err(reason) = gpu.check_machine(&machine_type, count) {
+        let field = if spec.machine_type.is_some() {
+            "spec.gpu.machineType"
+        } else {
+            "spec.gpu.count"
+        };
+        let d = planner.error("gpu-count", field, reason);
+        d.found = Some(format!("{count} × `{}` on `{machine_type}`", gpu.label));
+        return None;
+    }
+    Some(GpuPlan {
+        accelerator: gpu.label,
+        count,
+        machine_type,
+        attached: gpu.attached,
+    })
+}

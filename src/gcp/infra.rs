@@ -1,0 +1,463 @@
+//! The planned GCP infrastructure of one blueprint: typed, checked, ready for templates.
+//!
+//! [`Infrastructure`] lists Config Connector objects by kind; `gcp/templates/` renders each
+//! kind with one macro. Nothing here is optional in the way YAML is: references are [`Ref`]s,
+//! apply order is a list of [`Dependency`] keys, and every name has been checked.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::spec::ReleaseChannel;
+
+/// API group suffix of every Config Connector kind.
+pub const CNRM: &str = "cnrm.cloud.google.com";
+
+/// A reference from one Config Connector object to another: by object name (optionally in
+/// another namespace) when Config Connector manages it, else by external id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Ref {
+    /// Object name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Object namespace, when not the referring object's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// External id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external: Option<String>,
+}
+
+impl Ref {
+    /// By object name in the same namespace.
+    #[must_use]
+    pub fn name(name: impl Into<String>) -> Self {
+        Self {
+            name: Some(name.into()),
+            namespace: None,
+            external: None,
+        }
+    }
+
+    /// By object name in `namespace`.
+    #[must_use]
+    pub fn in_namespace(name: impl Into<String>, namespace: impl Into<String>) -> Self {
+        Self {
+            namespace: Some(namespace.into()),
+            ..Self::name(name)
+        }
+    }
+
+    /// By external id.
+    #[must_use]
+    pub fn external(external: impl Into<String>) -> Self {
+        Self {
+            name: None,
+            namespace: None,
+            external: Some(external.into()),
+        }
+    }
+}
+
+/// A `config.kubernetes.io/depends-on` entry: `<group>/namespaces/<ns>/<Kind>/<name>`. Config
+/// Sync applies an object only after the objects it depends on are reconciled, so the first
+/// apply converges without rounds of failures. Only objects of the same overlay are listed
+/// (Config Sync rejects dependencies outside its sync root).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct Dependency(String);
+
+impl Dependency {
+    /// The dependency on the Config Connector object `kind`/`name` in `group` (short form,
+    /// e.g. `iam`) and `namespace`.
+    #[must_use]
+    pub fn on(group: &str, kind: &str, namespace: &str, name: &str) -> Self {
+        Self(format!(
+            "{group}.{CNRM}/namespaces/{namespace}/{kind}/{name}"
+        ))
+    }
+
+    /// The annotation value text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// What every Config Connector object carries besides its spec.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Meta {
+    /// Object name.
+    pub name: String,
+    /// Extra annotations (deletion policy, default node pool removal …), sorted.
+    pub annotations: BTreeMap<String, String>,
+    /// Objects of the same overlay to reconcile first, sorted and unique.
+    pub depends_on: Vec<Dependency>,
+}
+
+impl Meta {
+    /// Metadata for an object called `name` that depends on `depends_on`.
+    #[must_use]
+    pub fn new(name: impl Into<String>, depends_on: impl IntoIterator<Item = Dependency>) -> Self {
+        let mut depends_on: Vec<Dependency> = depends_on.into_iter().collect();
+        depends_on.sort();
+        depends_on.dedup();
+        Self {
+            name: name.into(),
+            annotations: BTreeMap::new(),
+            depends_on,
+        }
+    }
+
+    /// Adds an annotation.
+    #[must_use]
+    pub fn annotate(mut self, key: &str, value: &str) -> Self {
+        self.annotations.insert(key.to_string(), value.to_string());
+        self
+    }
+
+    /// Keeps the GCP resource when the object is deleted.
+    #[must_use]
+    pub fn abandon_on_delete(self) -> Self {
+        self.annotate("cnrm.cloud.google.com/deletion-policy", "abandon")
+    }
+}
+
+/// `serviceusage.cnrm.cloud.google.com/Service`: an enabled API.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ServicePlan {
+    /// Metadata.
+    pub meta: Meta,
+    /// API name, e.g. `container.googleapis.com`.
+    pub service: String,
+}
+
+/// `ComputeNetwork`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NetworkPlan {
+    /// Metadata.
+    pub meta: Meta,
+}
+
+/// `ComputeSubnetwork` with the `pods` and `services` secondary ranges.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SubnetworkPlan {
+    /// Metadata.
+    pub meta: Meta,
+    /// Region.
+    pub region: String,
+    /// Primary range.
+    pub nodes_cidr: String,
+    /// Secondary range `pods`.
+    pub pods_cidr: String,
+    /// Secondary range `services`.
+    pub services_cidr: String,
+    /// Its network.
+    pub network: Ref,
+}
+
+/// Add-ons of a cluster, each on only when a workload of the blueprint uses it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Addons {
+    /// Cloud Storage FUSE CSI driver.
+    pub gcs_fuse: bool,
+    /// HTTP(S) load balancing (GKE Ingress).
+    pub http_load_balancing: bool,
+    /// Horizontal Pod Autoscaling.
+    pub horizontal_pod_autoscaling: bool,
+    /// Google Cloud Managed Service for Prometheus.
+    pub managed_prometheus: bool,
+}
+
+/// `ContainerCluster`: VPC-native, Workload Identity, no default node pool.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClusterPlan {
+    /// Metadata.
+    pub meta: Meta,
+    /// Zone or region.
+    pub location: String,
+    /// Release channel.
+    pub release_channel: ReleaseChannel,
+    /// Its network.
+    pub network: Ref,
+    /// Its subnet (with `pods` and `services` secondary ranges).
+    pub subnetwork: Ref,
+    /// `<project>.svc.id.goog`.
+    pub workload_pool: String,
+    /// Service account of the temporary default node pool.
+    pub node_service_account: Ref,
+    /// Add-ons.
+    pub addons: Addons,
+}
+
+/// A node taint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Taint {
+    /// Key.
+    pub key: String,
+    /// Value.
+    pub value: String,
+    /// `NO_SCHEDULE`, `PREFER_NO_SCHEDULE` or `NO_EXECUTE`.
+    pub effect: String,
+}
+
+/// TPU slice placement of a node pool.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlacementPlan {
+    /// `COMPACT`.
+    pub kind: String,
+    /// Slice topology, e.g. `2x2x4`.
+    pub tpu_topology: String,
+}
+
+/// A GPU attached to each node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GuestAccelerator {
+    /// Accelerator type, e.g. `nvidia-tesla-t4`.
+    pub accelerator: String,
+    /// GPUs per node.
+    pub count: u32,
+    /// GKE-managed driver version (`DEFAULT` or `LATEST`), when GKE installs the driver.
+    pub driver_version: Option<String>,
+}
+
+/// Node count of a pool: fixed, or autoscaling between bounds (per zone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "mode")]
+pub enum Scale {
+    /// Exactly this many nodes per zone.
+    Fixed {
+        /// Nodes.
+        nodes: u32,
+    },
+    /// Between `min` and `max` nodes per zone.
+    Autoscaling {
+        /// Fewest.
+        min: u32,
+        /// Most.
+        max: u32,
+    },
+}
+
+/// `ContainerNodePool`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NodePoolPlan {
+    /// Metadata.
+    pub meta: Meta,
+    /// GKE node pool name.
+    pub resource_id: String,
+    /// Cluster location.
+    pub location: String,
+    /// Zones of the nodes, when pinned (TPU slices live in one zone).
+    pub node_locations: Vec<String>,
+    /// Its cluster.
+    pub cluster: Ref,
+    /// Size.
+    pub scale: Scale,
+    /// Machine type.
+    pub machine_type: String,
+    /// Boot disk size in GB, when set.
+    pub disk_size_gb: Option<u32>,
+    /// Spot VMs.
+    pub spot: bool,
+    /// Node service account.
+    pub service_account: Ref,
+    /// Node labels.
+    pub labels: BTreeMap<String, String>,
+    /// Node taints.
+    pub taints: Vec<Taint>,
+    /// TPU placement.
+    pub placement: Option<PlacementPlan>,
+    /// Attached GPUs.
+    pub guest_accelerators: Vec<GuestAccelerator>,
+}
+
+/// `IAMServiceAccount`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ServiceAccountPlan {
+    /// Metadata (the name is the account id).
+    pub meta: Meta,
+    /// Display name.
+    pub display_name: String,
+}
+
+/// Who an IAM binding grants a role to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum Member {
+    /// A principal written out, e.g. `serviceAccount:a@p.iam.gserviceaccount.com` or a
+    /// Workload Identity principal.
+    Principal {
+        /// The principal.
+        member: String,
+    },
+    /// A service account this overlay creates (`memberFrom.serviceAccountRef`).
+    ServiceAccount {
+        /// Its object.
+        reference: Ref,
+    },
+}
+
+/// What an IAM binding is on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IamResource {
+    /// Config Connector `apiVersion` of the resource kind (absent for `Project`).
+    pub api_version: Option<String>,
+    /// Kind, e.g. `Project`, `StorageBucket`, `IAMServiceAccount`.
+    pub kind: String,
+    /// The resource.
+    pub reference: Ref,
+}
+
+/// `IAMPolicyMember`: one role for one member on one resource.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IamMemberPlan {
+    /// Metadata.
+    pub meta: Meta,
+    /// Who.
+    pub member: Member,
+    /// Role, e.g. `roles/storage.objectUser`.
+    pub role: String,
+    /// On what.
+    pub resource: IamResource,
+}
+
+/// `StorageBucket`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BucketPlan {
+    /// Metadata (the name is the bucket name).
+    pub meta: Meta,
+    /// Location, upper case (`US-CENTRAL2`).
+    pub location: String,
+}
+
+/// `ArtifactRegistryRepository` (Docker).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RegistryPlan {
+    /// Metadata.
+    pub meta: Meta,
+    /// Location.
+    pub location: String,
+    /// Description.
+    pub description: String,
+}
+
+/// `PubSubTopic`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TopicPlan {
+    /// Metadata.
+    pub meta: Meta,
+}
+
+/// Where a subscription writes: a BigQuery table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BigQueryDelivery {
+    /// `project.dataset.table`.
+    pub table: String,
+    /// Write each message field to the table column of the same name.
+    pub use_table_schema: bool,
+}
+
+/// `PubSubSubscription`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SubscriptionPlan {
+    /// Metadata.
+    pub meta: Meta,
+    /// Its topic.
+    pub topic: Ref,
+    /// Delivery to BigQuery, when set.
+    pub bigquery: Option<BigQueryDelivery>,
+}
+
+/// `BigQueryDataset`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DatasetPlan {
+    /// Metadata (the object name is a DNS name; the dataset id is `resource_id`).
+    pub meta: Meta,
+    /// Dataset id.
+    pub resource_id: String,
+    /// Location.
+    pub location: String,
+}
+
+/// A BigQuery column.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Column {
+    /// Name.
+    pub name: String,
+    /// Type, e.g. `STRING`, `INTEGER`, `FLOAT`, `TIMESTAMP`.
+    #[serde(rename = "type")]
+    pub column_type: String,
+    /// `NULLABLE`, `REQUIRED` or `REPEATED`.
+    pub mode: String,
+}
+
+/// `BigQueryTable`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TablePlan {
+    /// Metadata.
+    pub meta: Meta,
+    /// Table id.
+    pub resource_id: String,
+    /// Its dataset.
+    pub dataset: Ref,
+    /// Columns.
+    pub columns: Vec<Column>,
+    /// The columns as the JSON text `spec.schema` takes.
+    pub schema: String,
+}
+
+/// Every Config Connector object of one blueprint, by kind, in a fixed order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Infrastructure {
+    /// GCP project id.
+    pub project: String,
+    /// Config Connector namespace.
+    pub namespace: String,
+    /// Enabled APIs.
+    pub services: Vec<ServicePlan>,
+    /// VPCs.
+    pub networks: Vec<NetworkPlan>,
+    /// Subnets.
+    pub subnetworks: Vec<SubnetworkPlan>,
+    /// Clusters.
+    pub clusters: Vec<ClusterPlan>,
+    /// Node pools.
+    pub node_pools: Vec<NodePoolPlan>,
+    /// Service accounts.
+    pub service_accounts: Vec<ServiceAccountPlan>,
+    /// IAM bindings.
+    pub iam_members: Vec<IamMemberPlan>,
+    /// Buckets.
+    pub buckets: Vec<BucketPlan>,
+    /// Artifact Registry repositories.
+    pub registries: Vec<RegistryPlan>,
+    /// Pub/Sub topics.
+    pub topics: Vec<TopicPlan>,
+    /// Pub/Sub subscriptions.
+    pub subscriptions: Vec<SubscriptionPlan>,
+    /// BigQuery datasets.
+    pub datasets: Vec<DatasetPlan>,
+    /// BigQuery tables.
+    pub tables: Vec<TablePlan>,
+}
+
+impl Infrastructure {
+    /// Whether there is no object at all (every resource exists already).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.services.is_empty()
+            && self.networks.is_empty()
+            && self.subnetworks.is_empty()
+            && self.clusters.is_empty()
+            && self.node_pools.is_empty()
+            && self.service_accounts.is_empty()
+            && self.iam_members.is_empty()
+            && self.buckets.is_empty()
+            && self.registries.is_empty()
+            && self.topics.is_empty()
+            && self.subscriptions.is_empty()
+            && self.datasets.is_empty()
+            && self.tables.is_empty()
+    }
+}

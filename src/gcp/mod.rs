@@ -1,0 +1,1125 @@
+//! Shared GCP building blocks: every kind plans its infrastructure through these.
+//!
+//! A kind hands its spec parts ([`spec`]) to a [`Gcp`] builder, which checks names, CIDR ranges
+//! and locations (findings go to the [`Planner`] at the blueprint's own lines), decides what to
+//! create and what to reference (`existing: true`, or another blueprint's cluster), wires
+//! references and apply order between objects, and collects everything into an
+//! [`Infrastructure`]. `templates/config-connector.yaml` renders that with one macro per Config
+//! Connector kind. No kind writes its own network, cluster, node pool or IAM binding: when a
+//! kind needs something the blocks cannot express, extend the block.
+
+mod infra;
+pub mod names;
+pub mod spec;
+
+use std::collections::BTreeMap;
+
+use ipnet::Ipv4Net;
+
+pub use infra::*;
+
+use crate::accelerator::{GpuPlan, TpuPlan};
+use crate::plan::Planner;
+use spec::{
+    BucketSpec, ClusterSpec, ConfigConnectorSpec, DatasetSpec, NetworkSpec, NodePoolSpec,
+    RegistrySpec, ReleaseChannel, ServiceAccountSpec, TopicSpec,
+};
+
+/// Where a blueprint's GCP resources live, as written in its spec.
+#[derive(Clone, Copy, Debug)]
+pub struct SiteSpec<'s> {
+    /// `spec.project`.
+    pub project: &'s str,
+    /// Region, after the kind's defaults.
+    pub region: &'s str,
+    /// Zone, after the kind's defaults.
+    pub zone: &'s str,
+    /// `spec.configConnector`.
+    pub config_connector: &'s ConfigConnectorSpec,
+}
+
+/// A created-or-referenced VPC and subnet.
+#[derive(Clone, Debug)]
+pub struct NetworkHandle {
+    network: Ref,
+    subnetwork: Ref,
+    depends_on: Vec<Dependency>,
+}
+
+/// A created-or-referenced service account.
+#[derive(Clone, Debug)]
+pub struct AccountHandle {
+    /// Account id.
+    pub id: String,
+    /// Email.
+    pub email: String,
+    /// Short label for object names (`node`, `wi`, …).
+    label: String,
+    reference: Ref,
+    dependency: Option<Dependency>,
+}
+
+impl AccountHandle {
+    /// The account as an IAM member: a reference when this overlay creates it, else its email.
+    #[must_use]
+    pub fn member(&self) -> Member {
+        if self.dependency.is_some() {
+            Member::ServiceAccount {
+                reference: self.reference.clone(),
+            }
+        } else {
+            Member::Principal {
+                member: format!("serviceAccount:{}", self.email),
+            }
+        }
+    }
+}
+
+/// The cluster a blueprint's pools and workloads land on.
+#[derive(Clone, Debug)]
+pub struct ClusterHandle {
+    /// Cluster name.
+    pub name: String,
+    /// Project of the cluster.
+    pub project: String,
+    /// Zone or region.
+    pub location: String,
+    /// Whether this blueprint creates the cluster (and so its CPU pool).
+    pub owned: bool,
+    /// Whether the cluster belongs to another blueprint of the repository.
+    pub borrowed: bool,
+    reference: Ref,
+    dependency: Option<Dependency>,
+}
+
+impl ClusterHandle {
+    /// `<project>.svc.id.goog`, the Workload Identity pool of the cluster's project.
+    #[must_use]
+    pub fn workload_pool(&self) -> String {
+        format!("{}.svc.id.goog", self.project)
+    }
+}
+
+/// A created-or-referenced bucket.
+#[derive(Clone, Debug)]
+pub struct BucketHandle {
+    /// Bucket name.
+    pub name: String,
+    reference: Ref,
+    dependency: Option<Dependency>,
+}
+
+impl BucketHandle {
+    /// `gs://<name>`.
+    #[must_use]
+    pub fn url(&self) -> String {
+        format!("gs://{}", self.name)
+    }
+}
+
+/// A created-or-referenced Artifact Registry repository.
+#[derive(Clone, Debug)]
+pub struct RegistryHandle {
+    /// `<location>-docker.pkg.dev/<project>/<repository>`.
+    pub url: String,
+}
+
+/// A created-or-referenced Pub/Sub topic.
+#[derive(Clone, Debug)]
+pub struct TopicHandle {
+    /// Topic id.
+    pub name: String,
+    reference: Ref,
+    dependency: Option<Dependency>,
+}
+
+/// A created-or-referenced BigQuery dataset.
+#[derive(Clone, Debug)]
+pub struct DatasetHandle {
+    /// Dataset id.
+    pub name: String,
+    reference: Ref,
+    dependency: Option<Dependency>,
+}
+
+/// What a kind asks of a new cluster.
+#[derive(Clone, Copy, Debug)]
+pub struct ClusterOptions<'s> {
+    /// Default location when the spec names none (a zone for TPU kinds, a region otherwise).
+    pub default_location: &'s str,
+    /// Add-ons the kind's workloads use.
+    pub addons: Addons,
+}
+
+/// Defaults of a kind's CPU pool.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuPoolDefaults<'s> {
+    /// GKE node pool name.
+    pub name: &'s str,
+    /// Machine type.
+    pub machine_type: &'s str,
+    /// Size when the spec sets none.
+    pub scale: Scale,
+    /// Boot disk size.
+    pub disk_size_gb: Option<u32>,
+}
+
+/// Rule ids of the findings this module reports.
+pub mod rule {
+    /// A project id that GCP would reject.
+    pub const PROJECT_ID: &str = "gcp-project-id";
+    /// A region or zone name that GCP would reject, or a zone outside its region.
+    pub const LOCATION: &str = "gcp-location";
+    /// A resource name that GCP would reject.
+    pub const RESOURCE_NAME: &str = "gcp-resource-name";
+    /// A service account id that IAM would reject.
+    pub const SERVICE_ACCOUNT_ID: &str = "gcp-service-account-id";
+    /// A bucket name that Cloud Storage would reject.
+    pub const BUCKET_NAME: &str = "gcs-bucket-name";
+    /// A cluster or node pool name that GKE would reject.
+    pub const GKE_NAME: &str = "gke-cluster-name";
+    /// A CIDR range that does not parse, has host bits set, or overlaps another.
+    pub const NETWORK_CIDR: &str = "network-cidr";
+    /// Fields that contradict each other (e.g. `existing` and `blueprint`).
+    pub const CONFLICT: &str = "blueprint-conflict";
+    /// A node pool size that cannot work.
+    pub const NODE_POOL_SIZE: &str = "node-pool-size";
+    /// A Kubernetes name that the API server would reject.
+    pub const KUBERNETES_NAME: &str = "kubernetes-name";
+}
+
+/// Plans one blueprint's GCP objects.
+#[derive(Debug)]
+pub struct Gcp {
+    /// Project id.
+    pub project: String,
+    /// Region.
+    pub region: String,
+    /// Zone.
+    pub zone: String,
+    blueprint: String,
+    infra: Infrastructure,
+    services: BTreeMap<String, Dependency>,
+}
+
+impl Gcp {
+    /// Starts planning in the project and location of `site`, checking them.
+    pub fn new(planner: &mut Planner<'_>, site: SiteSpec<'_>) -> Self {
+        planner.check_name(
+            rule::PROJECT_ID,
+            "spec.project",
+            site.project,
+            names::project_id,
+        );
+        if let Err(reason) = names::region(site.region) {
+            let d = planner.error(
+                rule::LOCATION,
+                "spec.region",
+                format!("invalid region `{}`: {reason}", site.region),
+            );
+            d.found = Some(site.region.to_string());
+        }
+        if let Err(reason) = names::zone(site.zone) {
+            let d = planner.error(
+                rule::LOCATION,
+                "spec.zone",
+                format!("invalid zone `{}`: {reason}", site.zone),
+            );
+            d.found = Some(site.zone.to_string());
+        } else if names::region_of(site.zone) != site.region {
+            let d = planner.error(
+                rule::LOCATION,
+                "spec.zone",
+                format!("zone `{}` is not in region `{}`", site.zone, site.region),
+            );
+            d.found = Some(site.zone.to_string());
+            d.expected = Some(format!(
+                "a zone of `{}`, e.g. `{}-b`",
+                site.region, site.region
+            ));
+        }
+        let namespace = site
+            .config_connector
+            .namespace
+            .clone()
+            .unwrap_or_else(|| site.project.to_string());
+        planner.check_name(
+            rule::KUBERNETES_NAME,
+            "spec.configConnector.namespace",
+            &namespace,
+            crate::blueprint::check_dns_label,
+        );
+        Self {
+            project: site.project.to_string(),
+            region: site.region.to_string(),
+            zone: site.zone.to_string(),
+            blueprint: planner.name().to_string(),
+            infra: Infrastructure {
+                project: site.project.to_string(),
+                namespace,
+                ..Infrastructure::default()
+            },
+            services: BTreeMap::new(),
+        }
+    }
+
+    /// Config Connector namespace.
+    #[must_use]
+    pub fn namespace(&self) -> &str {
+        &self.infra.namespace
+    }
+
+    fn dependency(&self, group: &str, kind: &str, name: &str) -> Dependency {
+        Dependency::on(group, kind, &self.infra.namespace, name)
+    }
+
+    /// Enables `api` (e.g. `container.googleapis.com`) and returns the dependency on it.
+    pub fn api(&mut self, api: &str) -> Dependency {
+        if let Some(dependency) = self.services.get(api) {
+            return dependency.clone();
+        }
+        let short = api.split('.').next().unwrap_or(api);
+        let name = format!("{}-{short}", self.blueprint);
+        let dependency = self.dependency("serviceusage", "Service", &name);
+        self.services.insert(api.to_string(), dependency.clone());
+        // Other blueprints of the project may rely on the API: never disable it on deletion.
+        self.infra.services.push(ServicePlan {
+            meta: Meta::new(name, []).abandon_on_delete(),
+            service: api.to_string(),
+        });
+        dependency
+    }
+
+    /// Plans the network of a new cluster: a VPC and subnet with `pods` and `services`
+    /// secondary ranges, or references to existing ones.
+    fn network(&mut self, planner: &mut Planner<'_>, spec: &NetworkSpec) -> NetworkHandle {
+        let blueprint = self.blueprint.clone();
+        let name = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{blueprint}-network"));
+        let subnetwork = spec
+            .subnetwork
+            .clone()
+            .unwrap_or_else(|| format!("{blueprint}-subnet"));
+        planner.check_name(
+            rule::RESOURCE_NAME,
+            "spec.network.name",
+            &name,
+            names::resource,
+        );
+        planner.check_name(
+            rule::RESOURCE_NAME,
+            "spec.network.subnetwork",
+            &subnetwork,
+            names::resource,
+        );
+        if spec.existing {
+            for (field, set) in [
+                ("spec.network.nodesCidr", spec.nodes_cidr.is_some()),
+                ("spec.network.podsCidr", spec.pods_cidr.is_some()),
+                ("spec.network.servicesCidr", spec.services_cidr.is_some()),
+            ] {
+                if set {
+                    let d = planner.error(
+                        rule::CONFLICT,
+                        field,
+                        "an existing network keeps its own ranges",
+                    );
+                    d.fix = Some(format!("remove `{field}`, or `existing: true`"));
+                }
+            }
+            return NetworkHandle {
+                network: Ref::external(format!("projects/{}/global/networks/{name}", self.project)),
+                subnetwork: Ref::external(format!(
+                    "projects/{}/regions/{}/subnetworks/{subnetwork}",
+                    self.project, self.region
+                )),
+                depends_on: Vec::new(),
+            };
+        }
+        let ranges = check_ranges(
+            planner,
+            [
+                ("spec.network.nodesCidr", &spec.nodes_cidr, "10.129.0.0/20"),
+                ("spec.network.podsCidr", &spec.pods_cidr, "192.168.64.0/18"),
+                (
+                    "spec.network.servicesCidr",
+                    &spec.services_cidr,
+                    "192.168.128.0/20",
+                ),
+            ],
+        );
+        let compute = self.api("compute.googleapis.com");
+        let network_dependency = self.dependency("compute", "ComputeNetwork", &name);
+        let subnetwork_dependency = self.dependency("compute", "ComputeSubnetwork", &subnetwork);
+        self.infra.networks.push(NetworkPlan {
+            meta: Meta::new(name.clone(), [compute]),
+        });
+        let network_ref = Ref::name(name.clone());
+        let [nodes_cidr, pods_cidr, services_cidr] = ranges;
+        self.infra.subnetworks.push(SubnetworkPlan {
+            meta: Meta::new(subnetwork.clone(), [network_dependency.clone()]),
+            region: self.region.clone(),
+            nodes_cidr,
+            pods_cidr,
+            services_cidr,
+            network: Ref::name(name),
+        });
+        NetworkHandle {
+            network: network_ref,
+            subnetwork: Ref::name(subnetwork),
+            depends_on: vec![subnetwork_dependency],
+        }
+    }
+
+    /// Plans a service account: created (with its display name) or existing.
+    pub fn service_account(
+        &mut self,
+        planner: &mut Planner<'_>,
+        spec: &ServiceAccountSpec,
+        field: &str,
+        label: &str,
+        display_name: &str,
+    ) -> AccountHandle {
+        let blueprint = self.blueprint.clone();
+        let id = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| names::shortened(&blueprint, &format!("-{label}"), 30));
+        let id = id.split('@').next().unwrap_or(&id).to_string();
+        planner.check_name(
+            rule::SERVICE_ACCOUNT_ID,
+            &format!("{field}.name"),
+            &id,
+            names::service_account_id,
+        );
+        let email = format!("{id}@{}.iam.gserviceaccount.com", self.project);
+        let (reference, dependency) = if spec.existing {
+            (Ref::external(email.clone()), None)
+        } else {
+            let iam = self.api("iam.googleapis.com");
+            let dependency = self.dependency("iam", "IAMServiceAccount", &id);
+            self.infra.service_accounts.push(ServiceAccountPlan {
+                meta: Meta::new(id.clone(), [iam]),
+                display_name: format!("{display_name} ({blueprint})"),
+            });
+            (Ref::name(id.clone()), Some(dependency))
+        };
+        AccountHandle {
+            id,
+            email,
+            label: label.to_string(),
+            reference,
+            dependency,
+        }
+    }
+
+    /// Plans the cluster: a new one (with its network), an existing one, or the cluster of
+    /// another blueprint (`spec.cluster.blueprint`). `None` when the reference is dangling.
+    pub fn cluster(
+        &mut self,
+        planner: &mut Planner<'_>,
+        spec: &ClusterSpec,
+        network: &NetworkSpec,
+        options: ClusterOptions<'_>,
+        node_service_account: &AccountHandle,
+    ) -> Option<ClusterHandle> {
+        let container = self.api("container.googleapis.com");
+        if let Some(other) = &spec.blueprint {
+            return self.borrowed_cluster(planner, spec, network, other);
+        }
+        let name = spec.name.clone().unwrap_or_else(|| self.blueprint.clone());
+        planner.check_name(rule::GKE_NAME, "spec.cluster.name", &name, |n| {
+            names::limited(n, 40)
+        });
+        let location = spec
+            .location
+            .clone()
+            .unwrap_or_else(|| options.default_location.to_string());
+        // A defaulted location comes from fields that were checked already.
+        if spec.location.is_some() {
+            self.check_cluster_location(planner, &location);
+        }
+        if spec.existing {
+            if *network != NetworkSpec::default() {
+                let d = planner.error(
+                    rule::CONFLICT,
+                    "spec.network",
+                    "an existing cluster keeps its own network",
+                );
+                d.fix = Some("remove `spec.network`".into());
+            }
+            return Some(ClusterHandle {
+                reference: Ref::external(format!(
+                    "projects/{}/locations/{location}/clusters/{name}",
+                    self.project
+                )),
+                name,
+                project: self.project.clone(),
+                location,
+                owned: false,
+                borrowed: false,
+                dependency: None,
+            });
+        }
+        let network = self.network(planner, network);
+        let mut depends_on = vec![container];
+        depends_on.extend(network.depends_on.iter().cloned());
+        depends_on.extend(node_service_account.dependency.clone());
+        let dependency = self.dependency("container", "ContainerCluster", &name);
+        self.infra.clusters.push(ClusterPlan {
+            // Node pools are declared on their own; GKE's default pool would only cost money.
+            meta: Meta::new(name.clone(), depends_on)
+                .annotate("cnrm.cloud.google.com/remove-default-node-pool", "true"),
+            location: location.clone(),
+            release_channel: spec.release_channel.unwrap_or(ReleaseChannel::Regular),
+            network: network.network,
+            subnetwork: network.subnetwork,
+            workload_pool: format!("{}.svc.id.goog", self.project),
+            node_service_account: node_service_account.reference.clone(),
+            addons: options.addons,
+        });
+        Some(ClusterHandle {
+            reference: Ref::name(name.clone()),
+            name,
+            project: self.project.clone(),
+            location,
+            owned: true,
+            borrowed: false,
+            dependency: Some(dependency),
+        })
+    }
+
+    fn check_cluster_location(&self, planner: &mut Planner<'_>, location: &str) {
+        let valid = names::zone(location).is_ok() || names::region(location).is_ok();
+        if !valid {
+            let d = planner.error(
+                rule::LOCATION,
+                "spec.cluster.location",
+                format!("invalid cluster location `{location}`: a zone or a region"),
+            );
+            d.found = Some(location.to_string());
+        } else if names::region_of(location) != self.region {
+            let d = planner.error(
+                rule::LOCATION,
+                "spec.cluster.location",
+                format!(
+                    "cluster location `{location}` is not in region `{}`",
+                    self.region
+                ),
+            );
+            d.expected = Some(format!("`{}` or one of its zones", self.region));
+        }
+    }
+
+    fn borrowed_cluster(
+        &mut self,
+        planner: &mut Planner<'_>,
+        spec: &ClusterSpec,
+        network: &NetworkSpec,
+        other: &str,
+    ) -> Option<ClusterHandle> {
+        let field = "spec.cluster.blueprint";
+        for (set, conflicting) in [
+            (spec.existing, "spec.cluster.existing"),
+            (spec.name.is_some(), "spec.cluster.name"),
+            (spec.location.is_some(), "spec.cluster.location"),
+            (
+                spec.release_channel.is_some(),
+                "spec.cluster.releaseChannel",
+            ),
+            (
+                spec.cpu_pool != NodePoolSpec::default(),
+                "spec.cluster.cpuPool",
+            ),
+            (*network != NetworkSpec::default(), "spec.network"),
+        ] {
+            if set {
+                let d = planner.error(
+                    rule::CONFLICT,
+                    conflicting,
+                    format!("`{conflicting}` cannot be set with `{field}`: the other blueprint owns the cluster"),
+                );
+                d.fix = Some(format!("remove `{conflicting}`"));
+            }
+        }
+        let me = planner.name().to_string();
+        let exported = planner.reference(field, other)?;
+        let Some(cluster) = exported.exports.cluster.clone() else {
+            let d = planner.error(
+                crate::plan::REFERENCE_RULE,
+                field,
+                format!(
+                    "blueprint `{me}` wants the cluster of blueprint `{other}`, but `{other}` ({}) has no cluster of its own",
+                    exported.kind
+                ),
+            );
+            d.found = Some(format!("{}:{}", exported.file, exported.line));
+            d.fix =
+                Some("name the blueprint that creates the cluster, or use `existing: true`".into());
+            return None;
+        };
+        if cluster.project != self.project {
+            let d = planner.error(
+                crate::plan::REFERENCE_RULE,
+                "spec.project",
+                format!(
+                    "blueprint `{me}` is in project `{}` but the cluster of blueprint `{other}` is in `{}`",
+                    self.project, cluster.project
+                ),
+            );
+            d.fix = Some(format!("set `spec.project: {}`", cluster.project));
+        }
+        if cluster.region != self.region {
+            let d = planner.error(
+                crate::plan::REFERENCE_RULE,
+                "spec.region",
+                format!(
+                    "the cluster of blueprint `{other}` is in region `{}`, not `{}`",
+                    cluster.region, self.region
+                ),
+            );
+            d.fix = Some(format!("set `spec.region: {}`", cluster.region));
+        }
+        let reference = if !cluster.managed {
+            Ref::external(format!(
+                "projects/{}/locations/{}/clusters/{}",
+                cluster.project, cluster.location, cluster.name
+            ))
+        } else if cluster.config_connector_namespace == self.infra.namespace {
+            Ref::name(cluster.name.clone())
+        } else {
+            Ref::in_namespace(cluster.name.clone(), cluster.config_connector_namespace)
+        };
+        // The other blueprint is synced on its own: no depends-on across sync roots.
+        Some(ClusterHandle {
+            name: cluster.name,
+            project: cluster.project,
+            location: cluster.location,
+            owned: false,
+            borrowed: true,
+            reference,
+            dependency: None,
+        })
+    }
+
+    /// Plans the CPU node pool of a cluster this blueprint creates.
+    pub fn cpu_pool(
+        &mut self,
+        planner: &mut Planner<'_>,
+        cluster: &ClusterHandle,
+        spec: &NodePoolSpec,
+        defaults: CpuPoolDefaults<'_>,
+        service_account: &AccountHandle,
+    ) {
+        let field = "spec.cluster.cpuPool";
+        let scale = scale_of(planner, spec, field, defaults.scale);
+        let machine_type = spec
+            .machine_type
+            .clone()
+            .unwrap_or_else(|| defaults.machine_type.to_string());
+        self.node_pool(NodePoolInput {
+            resource_id: defaults.name.to_string(),
+            cluster,
+            node_locations: Vec::new(),
+            scale,
+            machine_type,
+            disk_size_gb: spec.disk_size_gb.or(defaults.disk_size_gb),
+            spot: spec.spot,
+            service_account,
+            labels: BTreeMap::from([("default-node-pool".to_string(), "true".to_string())]),
+            taints: Vec::new(),
+            placement: None,
+            guest_accelerators: Vec::new(),
+        });
+    }
+
+    /// Plans one node pool per TPU slice, each exactly one slice of `tpu.hosts` nodes in
+    /// `zone`, labelled with `labels` (plus the reference's multislice group labels). Returns
+    /// the GKE node pool names.
+    pub fn tpu_pools(
+        &mut self,
+        cluster: &ClusterHandle,
+        tpu: &TpuPlan,
+        service_account: &AccountHandle,
+        labels: &BTreeMap<String, String>,
+    ) -> Vec<String> {
+        let _tpu_api = self.api("tpu.googleapis.com");
+        let mut pool_names = Vec::new();
+        for index in 0..tpu.slices {
+            let suffix = format!("-slice-{index}");
+            // Pool names are unique per cluster: on a shared cluster they carry the blueprint.
+            let resource_id = if cluster.borrowed {
+                names::shortened(&self.blueprint, &suffix, 40)
+            } else {
+                format!("tpu{suffix}")
+            };
+            let mut pool_labels = labels.clone();
+            if tpu.slices > 1 {
+                // The reference's multislice group labels, so tooling that reads them works.
+                pool_labels.insert("MultisliceGroup".into(), self.blueprint.clone());
+                pool_labels.insert("MultisliceGroupSize".into(), tpu.slices.to_string());
+            }
+            self.node_pool(NodePoolInput {
+                resource_id: resource_id.clone(),
+                cluster,
+                node_locations: vec![self.zone.clone()],
+                // Multi-host TPU slices are atomic: exactly one slice of VMs per pool.
+                scale: Scale::Fixed { nodes: tpu.hosts },
+                machine_type: tpu.machine_type.to_string(),
+                disk_size_gb: None,
+                spot: false,
+                service_account,
+                labels: pool_labels,
+                taints: Vec::new(),
+                placement: tpu.compact_placement.then(|| PlacementPlan {
+                    kind: "COMPACT".into(),
+                    tpu_topology: tpu.topology.clone(),
+                }),
+                guest_accelerators: Vec::new(),
+            });
+            pool_names.push(resource_id);
+        }
+        pool_names
+    }
+
+    /// Plans a GPU node pool called `name` from the `gpu` stanza.
+    pub fn gpu_pool(
+        &mut self,
+        cluster: &ClusterHandle,
+        name: &str,
+        gpu: &GpuPlan,
+        scale: Scale,
+        service_account: &AccountHandle,
+    ) {
+        self.node_pool(NodePoolInput {
+            resource_id: name.to_string(),
+            cluster,
+            node_locations: Vec::new(),
+            scale,
+            machine_type: gpu.machine_type.clone(),
+            disk_size_gb: None,
+            spot: false,
+            service_account,
+            labels: BTreeMap::new(),
+            taints: Vec::new(),
+            placement: None,
+            guest_accelerators: if gpu.attached {
+                vec![GuestAccelerator {
+                    accelerator: gpu.accelerator.to_string(),
+                    count: gpu.count,
+                    driver_version: Some("DEFAULT".into()),
+                }]
+            } else {
+                Vec::new()
+            },
+        });
+    }
+
+    fn node_pool(&mut self, input: NodePoolInput<'_>) {
+        let mut depends_on: Vec<Dependency> = input.cluster.dependency.iter().cloned().collect();
+        depends_on.extend(input.service_account.dependency.clone());
+        let name = format!("{}-{}", self.blueprint, input.resource_id);
+        self.infra.node_pools.push(NodePoolPlan {
+            meta: Meta::new(name, depends_on),
+            resource_id: input.resource_id,
+            location: input.cluster.location.clone(),
+            node_locations: input.node_locations,
+            cluster: input.cluster.reference.clone(),
+            scale: input.scale,
+            machine_type: input.machine_type,
+            disk_size_gb: input.disk_size_gb,
+            spot: input.spot,
+            service_account: input.service_account.reference.clone(),
+            labels: input.labels,
+            taints: input.taints,
+            placement: input.placement,
+            guest_accelerators: input.guest_accelerators,
+        });
+    }
+
+    /// Grants `role` on the project to `account`.
+    pub fn project_role(&mut self, account: &AccountHandle, role: &str) {
+        let name = format!(
+            "{}-{}-{}",
+            self.blueprint,
+            account.label,
+            names::role_slug(role)
+        );
+        self.infra.iam_members.push(IamMemberPlan {
+            meta: Meta::new(name, account.dependency.clone()),
+            member: account.member(),
+            role: role.to_string(),
+            resource: IamResource {
+                api_version: None,
+                kind: "Project".into(),
+                reference: Ref::external(format!("projects/{}", self.project)),
+            },
+        });
+    }
+
+    /// Grants `role` on `bucket` to `account`.
+    pub fn bucket_role(&mut self, bucket: &BucketHandle, account: &AccountHandle, role: &str) {
+        let name = format!(
+            "{}-{}-{}-{}",
+            self.blueprint,
+            account.label,
+            bucket.name.replace(['_', '.'], "-"),
+            names::role_slug(role)
+        );
+        let depends_on = account.dependency.iter().chain(&bucket.dependency).cloned();
+        self.infra.iam_members.push(IamMemberPlan {
+            meta: Meta::new(name, depends_on),
+            member: account.member(),
+            role: role.to_string(),
+            resource: IamResource {
+                api_version: Some(format!("storage.{CNRM}/v1beta1")),
+                kind: "StorageBucket".into(),
+                reference: bucket.reference.clone(),
+            },
+        });
+    }
+
+    /// Lets the Kubernetes service account `namespace/ksa` act as `account` (Workload
+    /// Identity). The cluster must exist first: it creates the project's identity pool.
+    pub fn workload_identity(
+        &mut self,
+        account: &AccountHandle,
+        cluster: &ClusterHandle,
+        namespace: &str,
+        kubernetes_service_account: &str,
+    ) {
+        // Pods exchange their Kubernetes token for Google credentials through this API.
+        self.api("iamcredentials.googleapis.com");
+        let name = format!(
+            "{}-{}-workload-identity-user",
+            self.blueprint, account.label
+        );
+        let depends_on = account
+            .dependency
+            .iter()
+            .chain(&cluster.dependency)
+            .cloned();
+        let reference = match &account.dependency {
+            Some(_) => account.reference.clone(),
+            None => Ref::external(format!(
+                "projects/{}/serviceAccounts/{}",
+                self.project, account.email
+            )),
+        };
+        self.infra.iam_members.push(IamMemberPlan {
+            meta: Meta::new(name, depends_on),
+            member: Member::Principal {
+                member: format!(
+                    "serviceAccount:{}[{namespace}/{kubernetes_service_account}]",
+                    cluster.workload_pool()
+                ),
+            },
+            role: "roles/iam.workloadIdentityUser".into(),
+            resource: IamResource {
+                api_version: Some(format!("iam.{CNRM}/v1beta1")),
+                kind: "IAMServiceAccount".into(),
+                reference,
+            },
+        });
+    }
+
+    /// Plans a bucket: created (kept when the object is deleted: data outlives the
+    /// infrastructure) or existing. `default_name` applies when the spec names none.
+    pub fn bucket(
+        &mut self,
+        planner: &mut Planner<'_>,
+        spec: &BucketSpec,
+        field: &str,
+        default_name: &str,
+    ) -> BucketHandle {
+        let name = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| default_name.to_string());
+        planner.check_name(
+            rule::BUCKET_NAME,
+            &format!("{field}.name"),
+            &name,
+            names::bucket,
+        );
+        if spec.existing {
+            return BucketHandle {
+                reference: Ref::external(name.clone()),
+                name,
+                dependency: None,
+            };
+        }
+        let storage = self.api("storage.googleapis.com");
+        let location = spec
+            .location
+            .clone()
+            .unwrap_or_else(|| self.region.clone())
+            .to_uppercase();
+        self.infra.buckets.push(BucketPlan {
+            meta: Meta::new(name.clone(), [storage]).abandon_on_delete(),
+            location,
+        });
+        BucketHandle {
+            reference: Ref::name(name.clone()),
+            dependency: Some(self.dependency("storage", "StorageBucket", &name)),
+            name,
+        }
+    }
+
+    /// Plans a Docker repository in Artifact Registry.
+    pub fn registry(
+        &mut self,
+        planner: &mut Planner<'_>,
+        spec: &RegistrySpec,
+        field: &str,
+        description: &str,
+    ) -> RegistryHandle {
+        let name = spec.name.clone().unwrap_or_else(|| self.blueprint.clone());
+        planner.check_name(
+            rule::RESOURCE_NAME,
+            &format!("{field}.name"),
+            &name,
+            names::resource,
+        );
+        let location = spec.location.clone().unwrap_or_else(|| self.region.clone());
+        let url = format!("{location}-docker.pkg.dev/{}/{name}", self.project);
+        if !spec.existing {
+            let api = self.api("artifactregistry.googleapis.com");
+            self.infra.registries.push(RegistryPlan {
+                meta: Meta::new(name, [api]).abandon_on_delete(),
+                location,
+                description: description.to_string(),
+            });
+        }
+        RegistryHandle { url }
+    }
+
+    /// Plans a Pub/Sub topic.
+    pub fn topic(
+        &mut self,
+        planner: &mut Planner<'_>,
+        spec: &TopicSpec,
+        field: &str,
+        default_name: &str,
+    ) -> TopicHandle {
+        let name = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| default_name.to_string());
+        planner.check_name(
+            rule::RESOURCE_NAME,
+            &format!("{field}.name"),
+            &name,
+            names::pubsub,
+        );
+        if spec.existing {
+            return TopicHandle {
+                reference: Ref::external(format!("projects/{}/topics/{name}", self.project)),
+                name,
+                dependency: None,
+            };
+        }
+        let api = self.api("pubsub.googleapis.com");
+        self.infra.topics.push(TopicPlan {
+            meta: Meta::new(name.clone(), [api]),
+        });
+        TopicHandle {
+            reference: Ref::name(name.clone()),
+            dependency: Some(self.dependency("pubsub", "PubSubTopic", &name)),
+            name,
+        }
+    }
+
+    /// Plans a subscription of `topic` that writes each message into `table` of `dataset`.
+    pub fn bigquery_subscription(
+        &mut self,
+        name: &str,
+        topic: &TopicHandle,
+        dataset: &DatasetHandle,
+        table: &str,
+    ) {
+        let mut depends_on: Vec<Dependency> = topic.dependency.iter().cloned().collect();
+        depends_on.extend(dataset.dependency.clone());
+        depends_on.push(self.dependency("bigquery", "BigQueryTable", &object_name(table)));
+        self.infra.subscriptions.push(SubscriptionPlan {
+            meta: Meta::new(name, depends_on),
+            topic: topic.reference.clone(),
+            bigquery: Some(BigQueryDelivery {
+                table: format!("{}.{}.{table}", self.project, dataset.name),
+                use_table_schema: true,
+            }),
+        });
+    }
+
+    /// Plans a BigQuery dataset.
+    pub fn dataset(
+        &mut self,
+        planner: &mut Planner<'_>,
+        spec: &DatasetSpec,
+        field: &str,
+        default_name: &str,
+    ) -> DatasetHandle {
+        let name = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| default_name.to_string());
+        planner.check_name(
+            rule::RESOURCE_NAME,
+            &format!("{field}.name"),
+            &name,
+            names::bigquery,
+        );
+        if spec.existing {
+            return DatasetHandle {
+                reference: Ref::external(format!("projects/{}/datasets/{name}", self.project)),
+                name,
+                dependency: None,
+            };
+        }
+        let api = self.api("bigquery.googleapis.com");
+        let object = object_name(&name);
+        let location = spec.location.clone().unwrap_or_else(|| self.region.clone());
+        self.infra.datasets.push(DatasetPlan {
+            meta: Meta::new(object.clone(), [api]).abandon_on_delete(),
+            resource_id: name.clone(),
+            location,
+        });
+        DatasetHandle {
+            reference: Ref::name(object.clone()),
+            dependency: Some(self.dependency("bigquery", "BigQueryDataset", &object)),
+            name,
+        }
+    }
+
+    /// Plans a BigQuery table with `columns` in `dataset`.
+    pub fn table(&mut self, dataset: &DatasetHandle, name: &str, columns: Vec<Column>) {
+        self.infra.tables.push(TablePlan {
+            meta: Meta::new(object_name(name), dataset.dependency.clone()).abandon_on_delete(),
+            resource_id: name.to_string(),
+            dataset: dataset.reference.clone(),
+            schema: serde_json::to_string(&columns).unwrap_or_default(),
+            columns,
+        });
+    }
+
+    /// The planned infrastructure.
+    #[must_use]
+    pub fn finish(self) -> Infrastructure {
+        self.infra
+    }
+}
+
+/// Everything a node pool needs, gathered by the public pool planners.
+struct NodePoolInput<'h> {
+    resource_id: String,
+    cluster: &'h ClusterHandle,
+    node_locations: Vec<String>,
+    scale: Scale,
+    machine_type: String,
+    disk_size_gb: Option<u32>,
+    spot: bool,
+    service_account: &'h AccountHandle,
+    labels: BTreeMap<String, String>,
+    taints: Vec<Taint>,
+    placement: Option<PlacementPlan>,
+    guest_accelerators: Vec<GuestAccelerator>,
+}
+
+/// Kubernetes object names allow no `_`; BigQuery ids allow nothing else between words.
+fn object_name(bigquery_id: &str) -> String {
+    bigquery_id.to_lowercase().replace('_', "-")
+}
+
+/// A node pool's size from `nodeCount` or `autoscaling` (not both), checked.
+fn scale_of(planner: &mut Planner<'_>, spec: &NodePoolSpec, field: &str, default: Scale) -> Scale {
+    match (spec.node_count, spec.autoscaling) {
+        (Some(_), Some(_)) => {
+            let d = planner.error(
+                rule::CONFLICT,
+                &format!("{field}.autoscaling"),
+                "a node pool has either a fixed `nodeCount` or `autoscaling`, not both",
+            );
+            d.fix = Some(format!(
+                "remove `{field}.nodeCount` or `{field}.autoscaling`"
+            ));
+            default
+        }
+        (Some(nodes), None) => Scale::Fixed { nodes },
+        (None, Some(bounds)) => {
+            if bounds.min_nodes > bounds.max_nodes || bounds.max_nodes == 0 {
+                let d = planner.error(
+                    rule::NODE_POOL_SIZE,
+                    &format!("{field}.autoscaling"),
+                    format!(
+                        "autoscaling from {} to {} nodes cannot work",
+                        bounds.min_nodes, bounds.max_nodes
+                    ),
+                );
+                d.expected = Some("`minNodes` ≤ `maxNodes` and `maxNodes` ≥ 1".into());
+            }
+            Scale::Autoscaling {
+                min: bounds.min_nodes,
+                max: bounds.max_nodes,
+            }
+        }
+        (None, None) => default,
+    }
+}
+
+/// Parses the subnet's three ranges (each defaulted), reporting malformed ranges, host bits
+/// set and overlaps; returns them as written (or defaulted).
+fn check_ranges(
+    planner: &mut Planner<'_>,
+    ranges: [(&str, &Option<String>, &str); 3],
+) -> [String; 3] {
+    let mut parsed: Vec<(&str, Ipv4Net)> = Vec::new();
+    let texts = ranges.map(|(field, value, default)| {
+        let text = value.clone().unwrap_or_else(|| default.to_string());
+        match text.parse::<Ipv4Net>() {
+            Ok(net) if net.addr() != net.network() => {
+                let d = planner.error(
+                    rule::NETWORK_CIDR,
+                    field,
+                    format!("`{text}` has host bits set"),
+                );
+                d.found = Some(text.clone());
+                d.expected = Some(format!("the network address of a /{}", net.prefix_len()));
+                d.fix = Some(format!("use `{}`", net.trunc()));
+            }
+            Ok(net) if net.prefix_len() > 29 => {
+                let d = planner.error(
+                    rule::NETWORK_CIDR,
+                    field,
+                    format!("`{text}` is too small for a GKE range"),
+                );
+                d.expected = Some("a prefix length of /29 or shorter".into());
+            }
+            Ok(net) => parsed.push((field, net)),
+            Err(_) => {
+                let d = planner.error(
+                    rule::NETWORK_CIDR,
+                    field,
+                    format!("invalid CIDR range `{text}`"),
+                );
+                d.found = Some(text.clone());
+                d.expected = Some("an IPv4 range such as `10.129.0.0/20`".into());
+            }
+        }
+        text
+    });
+    for (index, (field, net)) in parsed.iter().enumerate() {
+        for (other_field, other) in &parsed[index + 1..] {
+            if net.contains(&other.network()) || other.contains(&net.network()) {
+                let d = planner.error(
+                    rule::NETWORK_CIDR,
+                    other_field,
+                    format!("`{other}` overlaps `{net}` of `{field}`"),
+                );
+                d.expected = Some("node, pod and service ranges that do not overlap".into());
+            }
+        }
+    }
+    texts
+}

@@ -1,0 +1,161 @@
+//! The GCP parts of a blueprint `spec`, as people write them.
+//!
+//! Every kind embeds the parts it needs as named fields (`network:`, `cluster:`, `bucket:` …),
+//! so the same YAML means the same thing in every kind. Each part has an `existing: true` form
+//! that names a resource made elsewhere instead of creating it. Read strictly through
+//! [`crate::blueprint::de`]: unknown fields and wrong types are errors.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `spec.configConnector`: where the Config Connector objects go.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigConnectorSpec {
+    /// Namespace of the Config Connector objects on the host cluster (default: the project id).
+    pub namespace: Option<String>,
+}
+
+/// `spec.network`: the VPC and subnet the cluster uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NetworkSpec {
+    /// VPC name (default: `<blueprint>-network`).
+    pub name: Option<String>,
+    /// Subnet name (default: `<blueprint>-subnet`).
+    pub subnetwork: Option<String>,
+    /// Use a VPC and subnet that already exist (with secondary ranges `pods` and `services`).
+    #[serde(default)]
+    pub existing: bool,
+    /// Primary range of the subnet, for nodes (default `10.129.0.0/20`).
+    pub nodes_cidr: Option<String>,
+    /// Secondary range `pods` (default `192.168.64.0/18`).
+    pub pods_cidr: Option<String>,
+    /// Secondary range `services` (default `192.168.128.0/20`).
+    pub services_cidr: Option<String>,
+}
+
+/// GKE release channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum ReleaseChannel {
+    /// Newest versions first.
+    Rapid,
+    /// The default.
+    Regular,
+    /// Most tested.
+    Stable,
+}
+
+/// `spec.cluster`: the GKE cluster the blueprint runs on.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClusterSpec {
+    /// Cluster name (default: the blueprint name).
+    pub name: Option<String>,
+    /// Use a cluster that already exists (Workload Identity enabled).
+    #[serde(default)]
+    pub existing: bool,
+    /// Run on the cluster of another blueprint of this repository (by `metadata.name`).
+    pub blueprint: Option<String>,
+    /// Zone (zonal cluster) or region (regional cluster); the kind chooses the default.
+    pub location: Option<String>,
+    /// Release channel (default `REGULAR`).
+    pub release_channel: Option<ReleaseChannel>,
+    /// The cluster's CPU node pool for system and auxiliary pods.
+    #[serde(default)]
+    pub cpu_pool: NodePoolSpec,
+}
+
+/// A CPU node pool: fixed size, or autoscaling.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodePoolSpec {
+    /// Compute Engine machine type.
+    pub machine_type: Option<String>,
+    /// Fixed number of nodes per zone (mutually exclusive with `autoscaling`).
+    pub node_count: Option<u32>,
+    /// Autoscaling bounds per zone.
+    pub autoscaling: Option<AutoscalingSpec>,
+    /// Boot disk size in GB.
+    pub disk_size_gb: Option<u32>,
+    /// Use Spot VMs.
+    #[serde(default)]
+    pub spot: bool,
+}
+
+/// Node pool autoscaling bounds (per zone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AutoscalingSpec {
+    /// Fewest nodes.
+    pub min_nodes: u32,
+    /// Most nodes.
+    pub max_nodes: u32,
+}
+
+/// A Google service account.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServiceAccountSpec {
+    /// Account id (the part before `@`), 6 to 30 characters; an email is accepted too.
+    pub name: Option<String>,
+    /// Use an account that already exists.
+    #[serde(default)]
+    pub existing: bool,
+}
+
+/// A Cloud Storage bucket.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BucketSpec {
+    /// Bucket name (globally unique; default derived from project and blueprint).
+    pub name: Option<String>,
+    /// Use a bucket that already exists.
+    #[serde(default)]
+    pub existing: bool,
+    /// Location (default: the blueprint's region).
+    pub location: Option<String>,
+}
+
+/// An Artifact Registry repository (Docker format).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RegistrySpec {
+    /// Repository id (default derived from the blueprint name).
+    pub name: Option<String>,
+    /// Use a repository that already exists.
+    #[serde(default)]
+    pub existing: bool,
+    /// Location (default: the blueprint's region).
+    pub location: Option<String>,
+}
+
+/// A Pub/Sub topic.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TopicSpec {
+    /// Topic id.
+    pub name: Option<String>,
+    /// Use a topic that already exists.
+    #[serde(default)]
+    pub existing: bool,
+}
+
+/// A BigQuery dataset.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DatasetSpec {
+    /// Dataset id (letters, digits, `_`).
+    pub name: Option<String>,
+    /// Use a dataset that already exists.
+    #[serde(default)]
+    pub existing: bool,
+    /// Location (default: the blueprint's region).
+    pub location: Option<String>,
+}
+
+/// Labels written by people: keys and values are strings.
+pub type Labels = BTreeMap<String, String>;

@@ -1,0 +1,393 @@
+//! Planning: what every blueprint kind shares between reading a spec and rendering templates.
+//!
+//! A kind's `plan` step is a pure function of its spec and the repository around it. It gets a
+//! [`Planner`], which collects findings pointed at the blueprint's own lines (so one run reports
+//! every problem, not the first) and answers questions about other blueprints of the same
+//! repository through what they [`Exports`]. Planning never renders: it produces typed plans
+//! ([`crate::gcp::Infrastructure`] and the kind's own plan) that templates turn into objects.
+//!
+//! Neighbours: [`crate::blueprint`] (the envelope and strict spec reading) comes before;
+//! [`crate::kinds`] (the kinds themselves) and [`crate::overlay`] (templates) come after.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::blueprint::Blueprint;
+use crate::diagnostic::{Diagnostic, RuleId};
+
+/// What a blueprint offers others in the same repository, computed from its spec alone
+/// (phase 1, before any blueprint is planned).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Exports {
+    /// The GKE cluster the blueprint creates or runs on, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterExport>,
+    /// Network endpoints it serves (serving blueprints).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<ServiceExport>,
+}
+
+/// A cluster another blueprint may run on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClusterExport {
+    /// GCP project id.
+    pub project: String,
+    /// Cluster name.
+    pub name: String,
+    /// Zone or region of the cluster.
+    pub location: String,
+    /// Region the cluster is in.
+    pub region: String,
+    /// Config Connector namespace holding the cluster object.
+    pub config_connector_namespace: String,
+    /// Whether the exporting blueprint creates the cluster (a `ContainerCluster` object exists
+    /// to reference by name), rather than naming an existing one.
+    pub managed: bool,
+}
+
+/// A network endpoint a blueprint serves.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ServiceExport {
+    /// Kubernetes Service name.
+    pub name: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Port.
+    pub port: u16,
+    /// Protocol spoken on the port, e.g. `http` or `grpc`.
+    pub protocol: String,
+    /// Serving framework, e.g. `sax`, `triton`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub framework: Option<String>,
+    /// Model served, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// A blueprint as others see it while planning.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exported {
+    /// Its kind.
+    pub kind: String,
+    /// Repository-relative path of its file.
+    pub file: String,
+    /// Its line in that file.
+    pub line: u32,
+    /// What it exports.
+    pub exports: Exports,
+}
+
+/// Every blueprint of the repository by name, with what it exports.
+pub type Repository = BTreeMap<String, Exported>;
+
+/// Rule id of findings about references between blueprints.
+pub const REFERENCE_RULE: &str = "blueprint-reference";
+/// Rule id of malformed or unpinned container images.
+pub const IMAGE_RULE: &str = "image-reference";
+/// Rule id of environment variable names Kubernetes would reject.
+pub const ENV_NAME_RULE: &str = "env-name";
+
+/// Collects the findings of one blueprint's planning and answers questions about the others.
+pub struct Planner<'a> {
+    blueprint: &'a Blueprint<'a>,
+    repository: &'a Repository,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Planner<'a> {
+    /// A planner for `blueprint` in `repository`.
+    #[must_use]
+    pub fn new(blueprint: &'a Blueprint<'a>, repository: &'a Repository) -> Self {
+        Self {
+            blueprint,
+            repository,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// The blueprint being planned.
+    #[must_use]
+    pub fn blueprint(&self) -> &'a Blueprint<'a> {
+        self.blueprint
+    }
+
+    /// `metadata.name`.
+    #[must_use]
+    pub fn name(&self) -> &'a str {
+        self.blueprint.name
+    }
+
+    /// Repository-relative path of the blueprint's file.
+    #[must_use]
+    pub fn file(&self) -> &'a str {
+        self.blueprint.file
+    }
+
+    /// Records an error at the closest node to the dotted blueprint `field`; fill in the
+    /// details through the returned reference.
+    pub fn error(
+        &mut self,
+        rule: impl Into<RuleId>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> &mut Diagnostic {
+        let diagnostic = self.blueprint.error_at(rule, field, message);
+        self.push(diagnostic)
+    }
+
+    /// Records a warning at the closest node to `field`.
+    pub fn warning(
+        &mut self,
+        rule: impl Into<RuleId>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> &mut Diagnostic {
+        let mut diagnostic = self.blueprint.error_at(rule, field, message);
+        diagnostic.severity = crate::diagnostic::Severity::Warning;
+        self.push(diagnostic)
+    }
+
+    fn push(&mut self, diagnostic: Diagnostic) -> &mut Diagnostic {
+        self.diagnostics.push(diagnostic);
+        self.diagnostics
+            .last_mut()
+            .unwrap_or_else(|| unreachable!("just pushed"))
+    }
+
+    /// Reports `value` as an invalid name for `field` when `check` rejects it.
+    pub fn check_name(
+        &mut self,
+        rule: impl Into<RuleId>,
+        field: &str,
+        value: &str,
+        check: impl Fn(&str) -> Result<(), String>,
+    ) {
+        if let Err(reason) = check(value) {
+            let d = self.error(rule, field, format!("invalid name `{value}`: {reason}"));
+            d.found = Some(value.to_string());
+            d.fix = Some(format!("set `{field}` to a valid name"));
+        }
+    }
+
+    /// Whether an error has been recorded so far.
+    #[must_use]
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// The blueprint called `name` in this repository, as referenced from `field`. A missing
+    /// blueprint, or a reference to itself, is a finding naming both blueprints.
+    pub fn reference(&mut self, field: &str, name: &str) -> Option<&'a Exported> {
+        if name == self.blueprint.name {
+            let d = self.error(
+                REFERENCE_RULE,
+                field,
+                format!("blueprint `{name}` references itself"),
+            );
+            d.fix = Some(format!("remove `{field}` or name another blueprint"));
+            return None;
+        }
+        let repository = self.repository;
+        match repository.get(name) {
+            Some(exported) => Some(exported),
+            None => {
+                let me = self.blueprint.name;
+                let closest = crate::catalog::closest(name, repository.keys().map(String::as_str));
+                let d = self.error(
+                    REFERENCE_RULE,
+                    field,
+                    format!(
+                        "blueprint `{me}` references blueprint `{name}`, which is not in this repository"
+                    ),
+                );
+                d.found = Some(name.to_string());
+                d.expected = Some(if repository.is_empty() {
+                    "the name of another blueprint under `blueprints/`".to_string()
+                } else {
+                    format!(
+                        "one of {}",
+                        repository
+                            .keys()
+                            .filter(|n| *n != me)
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                });
+                d.fix = closest.map(|c| format!("did you mean `{c}`?"));
+                None
+            }
+        }
+    }
+
+    /// The blueprint called `name`, if the repository has it; reports nothing (for defaults
+    /// that [`Planner::reference`] checks later).
+    #[must_use]
+    pub fn peek(&self, name: &str) -> Option<&'a Exported> {
+        self.repository.get(name)
+    }
+
+    /// Checks a container image reference and that it is pinned (a tag other than `latest`,
+    /// or a digest), so that what runs does not change under a render.
+    pub fn check_image(&mut self, field: &str, image: &str) {
+        if let Err(reason) = check_image(image) {
+            let d = self.error(
+                IMAGE_RULE,
+                field,
+                format!("invalid image reference `{image}`: {reason}"),
+            );
+            d.found = Some(image.to_string());
+            d.expected = Some("`[registry/]path:tag` or `[registry/]path@sha256:<digest>`".into());
+        } else if !is_pinned(image) {
+            let d = self.error(IMAGE_RULE, field, format!("image `{image}` is not pinned"));
+            d.found = Some(image.to_string());
+            d.expected = Some("a tag other than `latest`, or a digest".into());
+            d.fix = Some(format!(
+                "write `{}:<version>` or `{}@sha256:<digest>`",
+                image_name(image),
+                image_name(image)
+            ));
+        }
+    }
+
+    /// Checks an environment variable name (letters, digits, `_`, `-`, `.`, not starting
+    /// with a digit), as Kubernetes validates it.
+    pub fn check_env_name(&mut self, field: &str, name: &str) {
+        let valid = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
+        if !valid {
+            let d = self.error(
+                ENV_NAME_RULE,
+                field,
+                format!("invalid environment variable name `{name}`"),
+            );
+            d.expected =
+                Some("letters, digits, `_`, `-` and `.`, not starting with a digit".into());
+        }
+    }
+
+    /// The findings, consuming the planner.
+    #[must_use]
+    pub fn finish(self) -> Vec<Diagnostic> {
+        self.diagnostics
+    }
+}
+
+/// `registry/path:tag@digest` without tag and digest.
+fn image_name(image: &str) -> &str {
+    let without_digest = image.split('@').next().unwrap_or(image);
+    match without_digest.rsplit_once(':') {
+        Some((name, tag)) if !tag.contains('/') => name,
+        _ => without_digest,
+    }
+}
+
+fn is_pinned(image: &str) -> bool {
+    if image.contains('@') {
+        return true;
+    }
+    let name = image_name(image);
+    match image
+        .strip_prefix(name)
+        .and_then(|rest| rest.strip_prefix(':'))
+    {
+        Some(tag) => tag != "latest",
+        None => false,
+    }
+}
+
+/// Checks the grammar of an image reference (the distribution reference grammar, without
+/// its rarely used corners).
+fn check_image(image: &str) -> Result<(), String> {
+    if image.is_empty() || image.len() > 512 {
+        return Err("must have 1 to 512 characters".into());
+    }
+    let (rest, digest) = match image.split_once('@') {
+        Some((rest, digest)) => (rest, Some(digest)),
+        None => (image, None),
+    };
+    if let Some(digest) = digest {
+        let valid = digest.split_once(':').is_some_and(|(algorithm, hex)| {
+            !algorithm.is_empty()
+                && algorithm
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+                && hex.len() >= 32
+                && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        });
+        if !valid {
+            return Err("a digest is `sha256:` and 64 hex digits".into());
+        }
+    }
+    let name = image_name(rest);
+    if let Some(tag) = rest.strip_prefix(name).and_then(|t| t.strip_prefix(':')) {
+        let valid = !tag.is_empty()
+            && tag.len() <= 128
+            && !tag.starts_with(['.', '-'])
+            && tag
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+        if !valid {
+            return Err(format!("invalid tag `{tag}`"));
+        }
+    }
+    let mut components = name.split('/').peekable();
+    let first = components.peek().copied().unwrap_or_default();
+    // A first component with `.` or `:` (or `localhost`) is a registry host, which may hold
+    // upper case letters and a port.
+    let has_registry =
+        name.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost");
+    if has_registry {
+        components.next();
+        if !first
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".-:".contains(&b))
+        {
+            return Err(format!("invalid registry `{first}`"));
+        }
+    }
+    for component in components {
+        let valid = !component.is_empty()
+            && component
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
+            && component.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit());
+        if !valid {
+            return Err(format!(
+                "path component `{component}` must be lowercase letters, digits and `._-`"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_image_references() {
+        for ok in [
+            "python:3.11",
+            "us-docker.pkg.dev/vertex-ai/tensorboard/uploader:1.0",
+            "localhost:5000/a/b:v1",
+            "nvcr.io/nvidia/tritonserver:24.01-py3",
+            "busybox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        ] {
+            assert_eq!(check_image(ok), Ok(()), "{ok}");
+            assert!(is_pinned(ok), "{ok}");
+        }
+        for unpinned in ["python", "python:latest", "gcr.io/a/b", "localhost:5000/a"] {
+            assert_eq!(check_image(unpinned), Ok(()), "{unpinned}");
+            assert!(!is_pinned(unpinned), "{unpinned}");
+        }
+        for bad in ["", "Python:3", "a b", "a:", "a:-x", "a@sha256:zz", "a//b:1"] {
+            assert!(check_image(bad).is_err(), "{bad}");
+        }
+        assert_eq!(image_name("localhost:5000/a/b:v1"), "localhost:5000/a/b");
+    }
+}
