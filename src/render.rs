@@ -156,22 +156,11 @@ pub fn build(
         }
     }
 
-    // Phase 1: read every spec, so that references to unselected blueprints resolve.
-    let mut read = Vec::new();
-    for blueprint in all {
-        match blueprint.kind.read(&blueprint) {
-            Ok(spec) => read.push(Read { blueprint, spec }),
-            Err(diagnostic) => report.diagnostics.push(diagnostic),
-        }
-    }
+    let read = read_all(all, &mut report.diagnostics);
     let repository = kinds::repository(read.iter().map(|r| (&r.blueprint, r.spec.as_ref())));
 
     // Phase 2: plan, compile, build and validate the selected blueprints in parallel.
-    let selected: Vec<&Read<'_>> = read
-        .iter()
-        .filter(|r| names.is_empty() || names.iter().any(|n| n == r.blueprint.name))
-        .collect();
-    let results: Vec<Result<BlueprintResult, RenderError>> = selected
+    let results: Vec<Result<BlueprintResult, RenderError>> = selected(&read, names)
         .par_iter()
         .map(|r| build_one(r, &repository, kustomize, staging))
         .collect();
@@ -196,6 +185,81 @@ pub fn build(
     Ok(report)
 }
 
+/// Phase 1: reads every spec, so that references to blueprints not selected resolve too.
+fn read_all<'a>(
+    blueprints: Vec<Blueprint<'a>>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Read<'a>> {
+    let mut read = Vec::new();
+    for blueprint in blueprints {
+        match blueprint.kind.read(&blueprint) {
+            Ok(spec) => read.push(Read { blueprint, spec }),
+            Err(diagnostic) => diagnostics.push(diagnostic),
+        }
+    }
+    read
+}
+
+fn selected<'r, 'a>(read: &'r [Read<'a>], names: &[String]) -> Vec<&'r Read<'a>> {
+    read.iter()
+        .filter(|r| names.is_empty() || names.iter().any(|n| n == r.blueprint.name))
+        .collect()
+}
+
+/// Phase 2 for one blueprint, up to the overlay: plans and renders templates.
+fn compile_one(
+    read: &Read<'_>,
+    repository: &Repository,
+) -> Result<(Option<kinds::Compiled>, Vec<Diagnostic>), RenderError> {
+    let mut planner = Planner::new(&read.blueprint, repository);
+    let compiled = read
+        .spec
+        .compile(&mut planner)
+        .map_err(|source| RenderError::Template {
+            blueprint: read.blueprint.name.to_string(),
+            source,
+        })?;
+    Ok((compiled, planner.finish()))
+}
+
+/// A blueprint compiled into its overlay, without kustomize.
+#[derive(Debug)]
+pub struct CompiledBlueprint {
+    /// `metadata.name`.
+    pub name: String,
+    /// The overlay, unless findings stopped it.
+    pub compiled: Option<kinds::Compiled>,
+}
+
+/// Reads, plans and renders the overlays of the selected blueprints (`names` empty: all), in
+/// memory, with every finding of loading and planning. What `render` does before kustomize.
+pub fn compile(
+    loaded: &repo::Loaded,
+    registry: &Registry,
+    names: &[String],
+) -> Result<(Vec<CompiledBlueprint>, Vec<Diagnostic>), RenderError> {
+    let mut diagnostics = loaded.diagnostics.clone();
+    let mut seen = BTreeSet::new();
+    let all: Vec<Blueprint<'_>> = loaded
+        .blueprints(registry)
+        .into_iter()
+        .filter(|b| seen.insert(b.name))
+        .collect();
+    let read = read_all(all, &mut diagnostics);
+    let repository = kinds::repository(read.iter().map(|r| (&r.blueprint, r.spec.as_ref())));
+    let mut out = Vec::new();
+    for r in selected(&read, names) {
+        let (compiled, found) = compile_one(r, &repository)?;
+        diagnostics.extend(found);
+        out.push(CompiledBlueprint {
+            name: r.blueprint.name.to_string(),
+            compiled,
+        });
+    }
+    diagnostic::sort(&mut diagnostics);
+    Ok((out, diagnostics))
+}
+
 fn build_one(
     read: &Read<'_>,
     repository: &Repository,
@@ -204,15 +268,7 @@ fn build_one(
 ) -> Result<BlueprintResult, RenderError> {
     let blueprint = &read.blueprint;
     let name = blueprint.name.to_string();
-    let mut planner = Planner::new(blueprint, repository);
-    let compiled = read
-        .spec
-        .compile(&mut planner)
-        .map_err(|source| RenderError::Template {
-            blueprint: name.clone(),
-            source,
-        })?;
-    let mut diagnostics = planner.finish();
+    let (compiled, mut diagnostics) = compile_one(read, repository)?;
     let Some(compiled) = compiled else {
         return Ok(BlueprintResult {
             name,

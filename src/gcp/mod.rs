@@ -720,7 +720,11 @@ impl Gcp {
     fn node_pool(&mut self, input: NodePoolInput<'_>) {
         let mut depends_on: Vec<Dependency> = input.cluster.dependency.iter().cloned().collect();
         depends_on.extend(input.service_account.dependency.clone());
-        let name = format!("{}-{}", self.blueprint, input.resource_id);
+        let name = if input.resource_id.starts_with(&self.blueprint) {
+            input.resource_id.clone()
+        } else {
+            format!("{}-{}", self.blueprint, input.resource_id)
+        };
         self.infra.node_pools.push(NodePoolPlan {
             meta: Meta::new(name, depends_on),
             resource_id: input.resource_id,
@@ -942,7 +946,11 @@ impl Gcp {
     ) {
         let mut depends_on: Vec<Dependency> = topic.dependency.iter().cloned().collect();
         depends_on.extend(dataset.dependency.clone());
-        depends_on.push(self.dependency("bigquery", "BigQueryTable", &object_name(table)));
+        depends_on.push(self.dependency(
+            "bigquery",
+            "BigQueryTable",
+            &table_object_name(dataset, table),
+        ));
         self.infra.subscriptions.push(SubscriptionPlan {
             meta: Meta::new(name, depends_on),
             topic: topic.reference.clone(),
@@ -996,7 +1004,8 @@ impl Gcp {
     /// Plans a BigQuery table with `columns` in `dataset`.
     pub fn table(&mut self, dataset: &DatasetHandle, name: &str, columns: Vec<Column>) {
         self.infra.tables.push(TablePlan {
-            meta: Meta::new(object_name(name), dataset.dependency.clone()).abandon_on_delete(),
+            meta: Meta::new(table_object_name(dataset, name), dataset.dependency.clone())
+                .abandon_on_delete(),
             resource_id: name.to_string(),
             dataset: dataset.reference.clone(),
             schema: serde_json::to_string(&columns).unwrap_or_default(),
@@ -1009,6 +1018,11 @@ impl Gcp {
     pub fn finish(self) -> Infrastructure {
         self.infra
     }
+}
+
+/// Table ids repeat across datasets; their object names carry the dataset.
+fn table_object_name(dataset: &DatasetHandle, table: &str) -> String {
+    format!("{}-{}", object_name(&dataset.name), object_name(table))
 }
 
 /// Everything a node pool needs, gathered by the public pool planners.
@@ -1122,4 +1136,201 @@ fn check_ranges(
         }
     }
     texts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blueprint::Blueprint;
+    use crate::kinds::Registry;
+    use crate::plan::Repository;
+
+    const BLUEPRINT: &str = "apiVersion: aiml.dev/v1alpha1\nkind: MultisliceTraining\nmetadata: {name: blocks}\nspec:\n  project: my-project\n  tpu: {type: v4-8}\n";
+
+    /// Plans one of every building block with `plan` and renders it with the production
+    /// template; returns the YAML and the findings.
+    fn with_planner(plan: impl FnOnce(&mut Planner<'_>, &mut Gcp)) -> (String, Vec<String>) {
+        let documents = crate::yaml::parse_documents(BLUEPRINT).unwrap();
+        let registry = Registry::builtin();
+        let blueprint =
+            Blueprint::from_node("blueprints/b.yaml", &documents[0], &registry).unwrap();
+        let repository = Repository::new();
+        let mut planner = Planner::new(&blueprint, &repository);
+        let config_connector = ConfigConnectorSpec::default();
+        let mut gcp = Gcp::new(
+            &mut planner,
+            SiteSpec {
+                project: "my-project",
+                region: "us-central1",
+                zone: "us-central1-a",
+                config_connector: &config_connector,
+            },
+        );
+        plan(&mut planner, &mut gcp);
+        let infra = gcp.finish();
+        #[derive(serde::Serialize)]
+        struct Context {
+            infra: Infrastructure,
+        }
+        let text = crate::overlay::render("gcp/config-connector.yaml", &Context { infra }).unwrap();
+        let findings = planner
+            .finish()
+            .into_iter()
+            .map(|d| {
+                format!(
+                    "{}: {} ({})",
+                    d.rule,
+                    d.message,
+                    d.field.unwrap_or_default()
+                )
+            })
+            .collect();
+        (text, findings)
+    }
+
+    #[test]
+    fn every_block_renders_through_its_macro() {
+        let (text, findings) = with_planner(|planner, gcp| {
+            let nodes = gcp.service_account(
+                planner,
+                &ServiceAccountSpec::default(),
+                "spec.a",
+                "node",
+                "Nodes",
+            );
+            let cluster = gcp
+                .cluster(
+                    planner,
+                    &ClusterSpec::default(),
+                    &NetworkSpec::default(),
+                    ClusterOptions {
+                        default_location: "us-central1",
+                        addons: Addons {
+                            managed_prometheus: true,
+                            horizontal_pod_autoscaling: true,
+                            ..Addons::default()
+                        },
+                    },
+                    &nodes,
+                )
+                .unwrap();
+            let gpu = GpuPlan {
+                accelerator: "nvidia-tesla-t4",
+                count: 1,
+                machine_type: "n1-standard-4".into(),
+                attached: true,
+            };
+            gcp.gpu_pool(
+                &cluster,
+                "gpu-pool",
+                &gpu,
+                Scale::Autoscaling { min: 1, max: 3 },
+                &nodes,
+            );
+            let bucket = gcp.bucket(
+                planner,
+                &BucketSpec::default(),
+                "spec.bucket",
+                "my-project-models",
+            );
+            gcp.bucket_role(&bucket, &nodes, "roles/storage.objectViewer");
+            gcp.registry(planner, &RegistrySpec::default(), "spec.registry", "Images");
+            let topic = gcp.topic(planner, &TopicSpec::default(), "spec.topic", "metrics");
+            let dataset = gcp.dataset(
+                planner,
+                &DatasetSpec::default(),
+                "spec.dataset",
+                "load_tests",
+            );
+            gcp.table(
+                &dataset,
+                "requests",
+                vec![Column {
+                    name: "latency".into(),
+                    column_type: "FLOAT".into(),
+                    mode: "NULLABLE".into(),
+                }],
+            );
+            gcp.bigquery_subscription("metrics-to-bigquery", &topic, &dataset, "requests");
+        });
+        assert!(findings.is_empty(), "{findings:?}");
+        let documents = crate::yaml::parse_documents(&text).unwrap();
+        let mut kinds: Vec<&str> = documents
+            .iter()
+            .filter_map(|d| d.get("kind").and_then(crate::yaml::Node::as_str))
+            .collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        assert_eq!(
+            kinds,
+            [
+                "ArtifactRegistryRepository",
+                "BigQueryDataset",
+                "BigQueryTable",
+                "ComputeNetwork",
+                "ComputeSubnetwork",
+                "ContainerCluster",
+                "ContainerNodePool",
+                "IAMPolicyMember",
+                "IAMServiceAccount",
+                "PubSubSubscription",
+                "PubSubTopic",
+                "Service",
+                "StorageBucket",
+            ]
+        );
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn ranges_with_host_bits_or_overlaps_are_findings() {
+        let (_, findings) = with_planner(|planner, gcp| {
+            let network = NetworkSpec {
+                nodes_cidr: Some("10.0.0.1/20".into()),
+                pods_cidr: Some("10.0.0.0/14".into()),
+                services_cidr: Some("10.0.16.0/20".into()),
+                ..NetworkSpec::default()
+            };
+            gcp.network(planner, &network);
+        });
+        insta::assert_debug_snapshot!(findings, @r#"
+        [
+            "network-cidr: `10.0.0.1/20` has host bits set (spec.network.nodesCidr)",
+            "network-cidr: `10.0.16.0/20` overlaps `10.0.0.0/14` of `spec.network.podsCidr` (spec.network.servicesCidr)",
+        ]
+        "#);
+    }
+
+    #[test]
+    fn locations_are_checked() {
+        let (_, findings) = with_planner(|planner, gcp| {
+            let spec = ClusterSpec {
+                location: Some("europe-west4".into()),
+                ..ClusterSpec::default()
+            };
+            let nodes = gcp.service_account(
+                planner,
+                &ServiceAccountSpec::default(),
+                "spec.a",
+                "node",
+                "Nodes",
+            );
+            gcp.cluster(
+                planner,
+                &spec,
+                &NetworkSpec::default(),
+                ClusterOptions {
+                    default_location: "us-central1-a",
+                    addons: Addons::default(),
+                },
+                &nodes,
+            );
+        });
+        assert_eq!(
+            findings,
+            [
+                "gcp-location: cluster location `europe-west4` is not in region `us-central1` (spec.cluster.location)"
+            ]
+        );
+    }
 }
