@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, Placement, Topology, TpuFamily, TpuSlice, TpuTypeError};
-use crate::plan::Planner;
+use crate::plan::{Planner, rule};
 
 /// `spec.tpu` as written.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -130,7 +130,7 @@ pub fn resolve_tpu(
     let slices = spec.slices.unwrap_or(1);
     if slices == 0 || slices > MAX_SLICES {
         let d = planner.error(
-            "tpu-slices",
+            rule::TPU_SLICES,
             "spec.tpu.slices",
             format!("`slices` must be between 1 and {MAX_SLICES}"),
         );
@@ -139,7 +139,7 @@ pub fn resolve_tpu(
     }
     if slices > 1 && !support.multislice {
         let d = planner.error(
-            "tpu-slices",
+            rule::TPU_SLICES,
             "spec.tpu.slices",
             format!("`{}` runs on one slice", support.kind),
         );
@@ -152,7 +152,7 @@ pub fn resolve_tpu(
         Some(Ok(topology)) => Some(topology),
         Some(Err(error)) => {
             let d = planner.error(
-                "tpu-topology-syntax",
+                rule::TPU_TOPOLOGY_SYNTAX,
                 "spec.tpu.topology",
                 error.to_string(),
             );
@@ -165,7 +165,7 @@ pub fn resolve_tpu(
         Ok(slice) if !support.families.contains(&slice.family) => {
             let families: Vec<String> = support.families.iter().map(ToString::to_string).collect();
             let d = planner.error(
-                "tpu-family-unsupported",
+                rule::TPU_FAMILY_UNSUPPORTED,
                 "spec.tpu.type",
                 format!("`{}` does not support {} yet", support.kind, slice.family),
             );
@@ -175,7 +175,7 @@ pub fn resolve_tpu(
         Ok(slice) => slice,
         Err(TpuTypeError::Unknown { name, suggestion }) => {
             let d = planner.error(
-                "tpu-type-unknown",
+                rule::TPU_TYPE_UNKNOWN,
                 "spec.tpu.type",
                 format!("unknown TPU type: `{name}`"),
             );
@@ -186,7 +186,11 @@ pub fn resolve_tpu(
             return None;
         }
         Err(TpuTypeError::Topology(error)) => {
-            let d = planner.error("tpu-topology-shape", "spec.tpu.topology", error.to_string());
+            let d = planner.error(
+                rule::TPU_TOPOLOGY_SHAPE,
+                "spec.tpu.topology",
+                error.to_string(),
+            );
             d.found.clone_from(&spec.topology);
             return None;
         }
@@ -196,7 +200,7 @@ pub fn resolve_tpu(
             expected,
         }) => {
             let d = planner.error(
-                "tpu-topology-mismatch",
+                rule::TPU_TOPOLOGY_MISMATCH,
                 "spec.tpu.topology",
                 format!("topology `{topology}` does not agree with TPU type `{name}`"),
             );
@@ -212,7 +216,7 @@ pub fn resolve_tpu(
     };
     if slices > 1 && !slice.is_multi_host() {
         let d = planner.error(
-            "tpu-multislice-single-host",
+            rule::TPU_MULTISLICE_SINGLE_HOST,
             "spec.tpu.slices",
             format!(
                 "multislice needs multi-host slices, but `{}` is a single host",
@@ -240,7 +244,7 @@ pub fn resolve_gpu(planner: &mut Planner<'_>, spec: &GpuSpec) -> Option<GpuPlan>
         let labels = catalog::gpus().iter().map(|g| g.label);
         let suggestion = catalog::closest(&spec.type_, labels);
         let d = planner.error(
-            "gpu-type-unknown",
+            rule::GPU_TYPE_UNKNOWN,
             "spec.gpu.type",
             format!("unknown GPU type: `{}`", spec.type_),
         );
@@ -272,7 +276,7 @@ pub fn resolve_gpu(planner: &mut Planner<'_>, spec: &GpuSpec) -> Option<GpuPlan>
         } else {
             "spec.gpu.count"
         };
-        let d = planner.error("gpu-count", field, reason);
+        let d = planner.error(rule::GPU_COUNT, field, reason);
         d.found = Some(format!("{count} × `{}` on `{machine_type}`", gpu.label));
         return None;
     }

@@ -81,12 +81,134 @@ pub struct Exported {
 /// Every blueprint of the repository by name, with what it exports.
 pub type Repository = BTreeMap<String, Exported>;
 
-/// Rule id of findings about references between blueprints.
-pub const REFERENCE_RULE: &str = "blueprint-reference";
-/// Rule id of malformed or unpinned container images.
-pub const IMAGE_RULE: &str = "image-reference";
-/// Rule id of environment variable names Kubernetes would reject.
-pub const ENV_NAME_RULE: &str = "env-name";
+/// Ids of the findings planning reports about blueprints, one constant each so that a
+/// misspelt id does not compile. [`RULES`] lists them with what each checks.
+pub mod rule {
+    /// A TPU type the catalog does not have.
+    pub const TPU_TYPE_UNKNOWN: &str = "tpu-type-unknown";
+    /// A topology that is not `AxB` or `AxBxC`.
+    pub const TPU_TOPOLOGY_SYNTAX: &str = "tpu-topology-syntax";
+    /// A topology that is no slice shape of the family.
+    pub const TPU_TOPOLOGY_SHAPE: &str = "tpu-topology-shape";
+    /// A topology that disagrees with the TPU type.
+    pub const TPU_TOPOLOGY_MISMATCH: &str = "tpu-topology-mismatch";
+    /// A slice count out of range, or several slices for a one-slice kind.
+    pub const TPU_SLICES: &str = "tpu-slices";
+    /// Several slices of a single-host type.
+    pub const TPU_MULTISLICE_SINGLE_HOST: &str = "tpu-multislice-single-host";
+    /// A TPU family the kind does not support.
+    pub const TPU_FAMILY_UNSUPPORTED: &str = "tpu-family-unsupported";
+    /// A GPU type the catalog does not have.
+    pub const GPU_TYPE_UNKNOWN: &str = "gpu-type-unknown";
+    /// GPUs per node that the machine type cannot carry.
+    pub const GPU_COUNT: &str = "gpu-count";
+    /// A project id GCP would reject.
+    pub const PROJECT_ID: &str = "gcp-project-id";
+    /// A malformed region or zone, or a location outside the blueprint's region.
+    pub const LOCATION: &str = "gcp-location";
+    /// A GCP resource name GCP would reject.
+    pub const RESOURCE_NAME: &str = "gcp-resource-name";
+    /// A service account id IAM would reject, or one account for two roles.
+    pub const SERVICE_ACCOUNT_ID: &str = "gcp-service-account-id";
+    /// A bucket name Cloud Storage would reject.
+    pub const BUCKET_NAME: &str = "gcs-bucket-name";
+    /// A cluster name GKE would reject.
+    pub const GKE_NAME: &str = "gke-cluster-name";
+    /// A malformed CIDR range, one with host bits set, or overlapping ranges.
+    pub const NETWORK_CIDR: &str = "network-cidr";
+    /// Fields that contradict each other.
+    pub const CONFLICT: &str = "blueprint-conflict";
+    /// A node pool size that cannot work.
+    pub const NODE_POOL_SIZE: &str = "node-pool-size";
+    /// A Kubernetes name the API server would reject.
+    pub const KUBERNETES_NAME: &str = "kubernetes-name";
+    /// A reference to a blueprint that is missing or cannot serve it.
+    pub const REFERENCE: &str = "blueprint-reference";
+    /// A malformed or unpinned container image.
+    pub const IMAGE: &str = "image-reference";
+    /// An environment variable name Kubernetes would reject.
+    pub const ENV_NAME: &str = "env-name";
+    /// A malformed Vertex AI TensorBoard resource name.
+    pub const TENSORBOARD: &str = "tensorboard-resource-name";
+}
+
+/// Every blueprint-level rule, with what it checks.
+pub const RULES: &[(&str, &str)] = &[
+    (
+        rule::TPU_TYPE_UNKNOWN,
+        "`spec.tpu.type` is a TPU type of the catalog",
+    ),
+    (
+        rule::TPU_TOPOLOGY_SYNTAX,
+        "`spec.tpu.topology` is `AxB` or `AxBxC`",
+    ),
+    (
+        rule::TPU_TOPOLOGY_SHAPE,
+        "`spec.tpu.topology` is a slice shape of the family",
+    ),
+    (
+        rule::TPU_TOPOLOGY_MISMATCH,
+        "`spec.tpu.topology` agrees with `spec.tpu.type`",
+    ),
+    (
+        rule::TPU_SLICES,
+        "`spec.tpu.slices` is within bounds and allowed by the kind",
+    ),
+    (
+        rule::TPU_MULTISLICE_SINGLE_HOST,
+        "multislice runs on multi-host slices only",
+    ),
+    (
+        rule::TPU_FAMILY_UNSUPPORTED,
+        "the kind supports the TPU family",
+    ),
+    (
+        rule::GPU_TYPE_UNKNOWN,
+        "`spec.gpu.type` is a GKE accelerator of the catalog",
+    ),
+    (rule::GPU_COUNT, "the GPU count fits the machine type"),
+    (rule::PROJECT_ID, "`spec.project` is a valid project id"),
+    (
+        rule::LOCATION,
+        "regions, zones and cluster locations are valid and agree",
+    ),
+    (
+        rule::RESOURCE_NAME,
+        "GCP resource names have the form GCP accepts",
+    ),
+    (
+        rule::SERVICE_ACCOUNT_ID,
+        "service account ids are valid and distinct",
+    ),
+    (
+        rule::BUCKET_NAME,
+        "bucket names have the form Cloud Storage accepts",
+    ),
+    (rule::GKE_NAME, "cluster names have the form GKE accepts"),
+    (
+        rule::NETWORK_CIDR,
+        "node, pod and service ranges are valid networks that do not overlap",
+    ),
+    (rule::CONFLICT, "no two fields contradict each other"),
+    (rule::NODE_POOL_SIZE, "node pool sizes can work"),
+    (
+        rule::KUBERNETES_NAME,
+        "Kubernetes names are DNS-1123 labels",
+    ),
+    (
+        rule::REFERENCE,
+        "referenced blueprints exist and export what is asked of them",
+    ),
+    (
+        rule::IMAGE,
+        "container images are valid references with a tag or digest",
+    ),
+    (rule::ENV_NAME, "environment variable names are valid"),
+    (
+        rule::TENSORBOARD,
+        "TensorBoard resource names have Vertex AI's form",
+    ),
+];
 
 /// Collects the findings of one blueprint's planning and answers questions about the others.
 pub struct Planner<'a> {
@@ -181,7 +303,7 @@ impl<'a> Planner<'a> {
     pub fn reference(&mut self, field: &str, name: &str) -> Option<&'a Exported> {
         if name == self.blueprint.name {
             let d = self.error(
-                REFERENCE_RULE,
+                rule::REFERENCE,
                 field,
                 format!("blueprint `{name}` references itself"),
             );
@@ -195,7 +317,7 @@ impl<'a> Planner<'a> {
                 let me = self.blueprint.name;
                 let closest = crate::catalog::closest(name, repository.keys().map(String::as_str));
                 let d = self.error(
-                    REFERENCE_RULE,
+                    rule::REFERENCE,
                     field,
                     format!(
                         "blueprint `{me}` references blueprint `{name}`, which is not in this repository"
@@ -233,14 +355,14 @@ impl<'a> Planner<'a> {
     pub fn check_image(&mut self, field: &str, image: &str) {
         if let Err(reason) = check_image(image) {
             let d = self.error(
-                IMAGE_RULE,
+                rule::IMAGE,
                 field,
                 format!("invalid image reference `{image}`: {reason}"),
             );
             d.found = Some(image.to_string());
             d.expected = Some("`[registry/]path:tag` or `[registry/]path@sha256:<digest>`".into());
         } else if !is_pinned(image) {
-            let d = self.error(IMAGE_RULE, field, format!("image `{image}` is not pinned"));
+            let d = self.error(rule::IMAGE, field, format!("image `{image}` is not pinned"));
             d.found = Some(image.to_string());
             d.expected = Some("a tag other than `latest`, or a digest".into());
             d.fix = Some(format!(
@@ -261,7 +383,7 @@ impl<'a> Planner<'a> {
                 .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
         if !valid {
             let d = self.error(
-                ENV_NAME_RULE,
+                rule::ENV_NAME,
                 field,
                 format!("invalid environment variable name `{name}`"),
             );

@@ -165,28 +165,7 @@ pub struct CpuPoolDefaults<'s> {
 }
 
 /// Rule ids of the findings this module reports.
-pub mod rule {
-    /// A project id that GCP would reject.
-    pub const PROJECT_ID: &str = "gcp-project-id";
-    /// A region or zone name that GCP would reject, or a zone outside its region.
-    pub const LOCATION: &str = "gcp-location";
-    /// A resource name that GCP would reject.
-    pub const RESOURCE_NAME: &str = "gcp-resource-name";
-    /// A service account id that IAM would reject.
-    pub const SERVICE_ACCOUNT_ID: &str = "gcp-service-account-id";
-    /// A bucket name that Cloud Storage would reject.
-    pub const BUCKET_NAME: &str = "gcs-bucket-name";
-    /// A cluster or node pool name that GKE would reject.
-    pub const GKE_NAME: &str = "gke-cluster-name";
-    /// A CIDR range that does not parse, has host bits set, or overlaps another.
-    pub const NETWORK_CIDR: &str = "network-cidr";
-    /// Fields that contradict each other (e.g. `existing` and `blueprint`).
-    pub const CONFLICT: &str = "blueprint-conflict";
-    /// A node pool size that cannot work.
-    pub const NODE_POOL_SIZE: &str = "node-pool-size";
-    /// A Kubernetes name that the API server would reject.
-    pub const KUBERNETES_NAME: &str = "kubernetes-name";
-}
+pub use crate::plan::rule;
 
 /// Plans one blueprint's GCP objects.
 #[derive(Debug)]
@@ -548,7 +527,7 @@ impl Gcp {
         let exported = planner.reference(field, other)?;
         let Some(cluster) = exported.exports.cluster.clone() else {
             let d = planner.error(
-                crate::plan::REFERENCE_RULE,
+                rule::REFERENCE,
                 field,
                 format!(
                     "blueprint `{me}` wants the cluster of blueprint `{other}`, but `{other}` ({}) has no cluster of its own",
@@ -562,7 +541,7 @@ impl Gcp {
         };
         if cluster.project != self.project {
             let d = planner.error(
-                crate::plan::REFERENCE_RULE,
+                rule::REFERENCE,
                 "spec.project",
                 format!(
                     "blueprint `{me}` is in project `{}` but the cluster of blueprint `{other}` is in `{}`",
@@ -573,7 +552,7 @@ impl Gcp {
         }
         if cluster.region != self.region {
             let d = planner.error(
-                crate::plan::REFERENCE_RULE,
+                rule::REFERENCE,
                 "spec.region",
                 format!(
                     "the cluster of blueprint `{other}` is in region `{}`, not `{}`",

@@ -460,7 +460,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         planner.check_image("spec.tensorboard.image", &image);
         if !is_tensorboard_name(&tensorboard.resource_name) {
             let d = planner.error(
-                "tensorboard-resource-name",
+                gcp::rule::TENSORBOARD,
                 "spec.tensorboard.resourceName",
                 "invalid Vertex AI TensorBoard resource name",
             );
