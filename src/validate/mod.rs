@@ -15,12 +15,8 @@
 //! in a pod's `nodeSelector` is `tpu-topology-shape`, the same value in a `ResourceFlavor` is
 //! `kueue-flavor-labels`, and in a node pool `nodepool-tpu-machine-topology`.
 
-mod cross;
-mod gpu;
-mod kueue;
-mod nodepool;
-mod tpu;
-mod workload;
+mod model;
+mod rules;
 
 use crate::diagnostic::{self, Diagnostic, ObjectRef};
 use crate::yaml::Node;
@@ -217,16 +213,16 @@ pub const RULES: &[Rule] = &[
 #[must_use]
 pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let pools = nodepool::pools(objects);
-    let groups: Vec<workload::PodGroup<'_>> = workload::templates(objects)
+    let pools = rules::nodepool::pools(objects);
+    let groups: Vec<model::workload::PodGroup<'_>> = model::workload::templates(objects)
         .into_iter()
-        .map(|template| workload::PodGroup::new(template, &pools, &mut out))
+        .map(|template| model::workload::PodGroup::new(template, &pools, &mut out))
         .collect();
-    tpu::check(&groups, &mut out);
-    gpu::check(&groups, &pools, &mut out);
-    nodepool::check(&pools, &mut out);
-    cross::check(&groups, &pools, &mut out);
-    kueue::check(objects, &groups, &mut out);
+    rules::tpu::check(&groups, &mut out);
+    rules::gpu::check(&groups, &pools, &mut out);
+    rules::nodepool::check(&pools, &mut out);
+    rules::cross::check(&groups, &pools, &mut out);
+    rules::kueue::check(objects, &groups, &mut out);
     diagnostic::sort(&mut out);
     out
 }

@@ -6,12 +6,12 @@
 
 use crate::catalog::{GPU_ACCELERATOR_LABEL, GPU_RESOURCE, NODE_POOL_LABEL, TPU_RESOURCE};
 use crate::diagnostic::Diagnostic;
-use crate::validate::gpu::selected_gpu;
-use crate::validate::nodepool::NodePool;
-use crate::validate::tpu::TpuTarget;
-use crate::validate::workload::{
+use crate::validate::model::workload::{
     self, Controller, Count, GroupRole, PodGroup, Request, Toleration,
 };
+use crate::validate::rules::gpu::selected_gpu;
+use crate::validate::rules::nodepool::NodePool;
+use crate::validate::rules::tpu::TpuTarget;
 use crate::validate::{code_list, plural, rule};
 
 /// Runs `accelerator-no-node-pool` over every accelerator pod template.

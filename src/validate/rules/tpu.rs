@@ -12,12 +12,12 @@ use crate::catalog::{
     TopologyError, TpuFamily, TpuSlice,
 };
 use crate::diagnostic::Diagnostic;
-use crate::validate::nodepool::NodePool;
-use crate::validate::rule;
-use crate::validate::workload::{
+use crate::validate::model::workload::{
     self, Controller, Count, EXCLUSIVE_TOPOLOGY_ANNOTATION, GroupRole, PodGroup, PodTemplate,
     Request, Selection, join, selection,
 };
+use crate::validate::rule;
+use crate::validate::rules::nodepool::NodePool;
 use crate::validate::{code_list, strip_period};
 use crate::yaml::Node;
 

@@ -9,9 +9,9 @@ use crate::catalog::{
     TPU_TOPOLOGY_LABEL, Topology, TopologyError, TpuFamily, TpuMachine, TpuSlice,
 };
 use crate::diagnostic::Diagnostic;
-use crate::validate::gpu::unknown_gpu;
-use crate::validate::tpu::bad_topology;
-use crate::validate::workload::{join, scalar_text};
+use crate::validate::model::workload::{join, scalar_text};
+use crate::validate::rules::gpu::unknown_gpu;
+use crate::validate::rules::tpu::bad_topology;
 use crate::validate::{MACHINE_TYPE_LABEL, Object, code_list, rule, strip_period};
 use crate::yaml::Node;
 

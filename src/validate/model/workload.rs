@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use crate::catalog::{GPU_RESOURCE, TPU_RESOURCE};
 use crate::diagnostic::Diagnostic;
 use crate::validate::Object;
-use crate::validate::nodepool::NodePool;
-use crate::validate::tpu::{self, TpuTarget};
+use crate::validate::rules::nodepool::NodePool;
+use crate::validate::rules::tpu::{self, TpuTarget};
 use crate::yaml::{Node, Value};
 
 /// Annotation that makes JobSet give each replicated job a topology domain of its own.

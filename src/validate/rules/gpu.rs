@@ -3,8 +3,8 @@
 use crate::catalog::{self, GPU_ACCELERATOR_LABEL, GPU_RESOURCE, Gpu};
 use crate::diagnostic::Diagnostic;
 use crate::validate::code_list;
-use crate::validate::nodepool::NodePool;
-use crate::validate::workload::{PodGroup, Request, join};
+use crate::validate::model::workload::{PodGroup, Request, join};
+use crate::validate::rules::nodepool::NodePool;
 use crate::validate::{MACHINE_TYPE_LABEL, rule};
 
 /// The GPU a misspelt label most likely means: the one label that has every `-`-separated part

@@ -12,10 +12,10 @@ use crate::catalog::{
 };
 use crate::diagnostic::Diagnostic;
 use crate::validate::code_list;
-use crate::validate::gpu::unknown_gpu;
-use crate::validate::nodepool::topology_problem;
-use crate::validate::tpu::{bad_topology, unknown_accelerator};
-use crate::validate::workload::{PodGroup, join, requested_resources, scalar_text};
+use crate::validate::model::workload::{PodGroup, join, requested_resources, scalar_text};
+use crate::validate::rules::gpu::unknown_gpu;
+use crate::validate::rules::nodepool::topology_problem;
+use crate::validate::rules::tpu::{bad_topology, unknown_accelerator};
 use crate::validate::{Object, rule};
 use crate::yaml::Node;
 

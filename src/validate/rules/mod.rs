@@ -1,0 +1,7 @@
+//! The rule families.
+
+pub(crate) mod cross;
+pub(crate) mod gpu;
+pub(crate) mod kueue;
+pub(crate) mod nodepool;
+pub(crate) mod tpu;
