@@ -55,30 +55,6 @@ impl<'a> Object<'a> {
     }
 }
 
-/// `` `a`, `b` or `c` `` for messages.
-fn code_list(items: &[&str]) -> String {
-    let quoted: Vec<String> = items.iter().map(|item| format!("`{item}`")).collect();
-    match quoted.as_slice() {
-        [] => "nothing".to_string(),
-        [only] => only.clone(),
-        [init @ .., last] => format!("{} or {last}", init.join(", ")),
-    }
-}
-
-/// `1 slice`, `2 slices`.
-fn plural(count: i64, word: &str) -> String {
-    if count == 1 {
-        format!("{count} {word}")
-    } else {
-        format!("{count} {word}s")
-    }
-}
-
-/// Catalog errors may end like sentences; messages here do not.
-fn strip_period(message: &str) -> String {
-    message.trim_end_matches('.').to_string()
-}
-
 /// Node label GKE puts on every node with its Compute Engine machine type.
 const MACHINE_TYPE_LABEL: &str = "cloud.google.com/gce-machine-type";
 
@@ -243,14 +219,5 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), RULES.len());
-    }
-
-    #[test]
-    fn lists_and_counts_read_as_english() {
-        assert_eq!(code_list(&[]), "nothing");
-        assert_eq!(code_list(&["a"]), "`a`");
-        assert_eq!(code_list(&["a", "b", "c"]), "`a`, `b` or `c`");
-        assert_eq!(plural(1, "slice"), "1 slice");
-        assert_eq!(plural(0, "slice"), "0 slices");
     }
 }

@@ -9,10 +9,11 @@ use crate::diagnostic::Diagnostic;
 use crate::validate::model::workload::{
     self, Controller, Count, GroupRole, PodGroup, Request, Toleration,
 };
+use crate::validate::rule;
 use crate::validate::rules::gpu::selected_gpu;
 use crate::validate::rules::nodepool::NodePool;
+use crate::validate::rules::shared::{code_list, plural};
 use crate::validate::rules::tpu::TpuTarget;
-use crate::validate::{code_list, plural, rule};
 
 /// Runs `accelerator-no-node-pool` over every accelerator pod template.
 pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut Vec<Diagnostic>) {

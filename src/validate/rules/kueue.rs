@@ -11,11 +11,9 @@ use crate::catalog::{
     TPU_TOPOLOGY_LABEL, TpuFamily,
 };
 use crate::diagnostic::Diagnostic;
-use crate::validate::code_list;
 use crate::validate::model::workload::{PodGroup, join, requested_resources, scalar_text};
-use crate::validate::rules::gpu::unknown_gpu;
 use crate::validate::rules::nodepool::topology_problem;
-use crate::validate::rules::tpu::{bad_topology, unknown_accelerator};
+use crate::validate::rules::shared::{bad_topology, code_list, unknown_accelerator, unknown_gpu};
 use crate::validate::{Object, rule};
 use crate::yaml::Node;
 

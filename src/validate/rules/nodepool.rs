@@ -10,9 +10,8 @@ use crate::catalog::{
 };
 use crate::diagnostic::Diagnostic;
 use crate::validate::model::workload::{join, scalar_text};
-use crate::validate::rules::gpu::unknown_gpu;
-use crate::validate::rules::tpu::bad_topology;
-use crate::validate::{MACHINE_TYPE_LABEL, Object, code_list, rule, strip_period};
+use crate::validate::rules::shared::{bad_topology, code_list, strip_period, unknown_gpu};
+use crate::validate::{MACHINE_TYPE_LABEL, Object, rule};
 use crate::yaml::Node;
 
 /// Node label GKE puts on Spot VMs.

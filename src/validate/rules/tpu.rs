@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use crate::catalog::{
     self, NODE_POOL_LABEL, TPU_ACCELERATOR_LABEL, TPU_RESOURCE, TPU_TOPOLOGY_LABEL, Topology,
-    TopologyError, TpuFamily, TpuSlice,
+    TpuFamily, TpuSlice,
 };
 use crate::diagnostic::Diagnostic;
 use crate::validate::model::workload::{
@@ -18,7 +18,7 @@ use crate::validate::model::workload::{
 };
 use crate::validate::rule;
 use crate::validate::rules::nodepool::NodePool;
-use crate::validate::{code_list, strip_period};
+use crate::validate::rules::shared::{bad_topology, unknown_accelerator};
 use crate::yaml::Node;
 
 /// The TPU slice a pod selects.
@@ -54,123 +54,6 @@ impl TpuTarget<'_> {
     /// `` `tpu-v4-podslice` `2x2x4` `` for messages.
     pub(crate) fn describe(&self) -> String {
         format!("`{}` `{}`", self.family.accelerator(), self.topology)
-    }
-}
-
-/// Legal topologies to suggest instead of `topology`: its own dimensions reordered when that
-/// is legal (`1x2x2` → `2x2x1`), else shapes with the same number of chips.
-fn suggestions(family: TpuFamily, topology: &Topology) -> Vec<Topology> {
-    let legal = family.topologies();
-    let mut sorted = topology.dims().to_vec();
-    sorted.sort_unstable();
-    let reordered: Vec<Topology> = legal
-        .iter()
-        .filter(|candidate| {
-            let mut dims = candidate.dims().to_vec();
-            dims.sort_unstable();
-            dims == sorted
-        })
-        .cloned()
-        .collect();
-    if !reordered.is_empty() {
-        return reordered;
-    }
-    legal
-        .into_iter()
-        .filter(|candidate| candidate.chips() == topology.chips())
-        .collect()
-}
-
-/// `expected` text for a rejected topology.
-fn expected_topology(family: TpuFamily, topology: Option<&Topology>) -> String {
-    let suggested = topology
-        .map(|topology| suggestions(family, topology))
-        .unwrap_or_default();
-    let names: Vec<String> = if suggested.is_empty() {
-        family
-            .topologies()
-            .iter()
-            .take(6)
-            .map(ToString::to_string)
-            .collect()
-    } else {
-        suggested.iter().map(ToString::to_string).collect()
-    };
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    format!("a {family} topology such as {}", code_list(&names))
-}
-
-/// Every `cloud.google.com/gke-tpu-accelerator` value GKE uses.
-fn accelerator_labels() -> Vec<&'static str> {
-    TpuFamily::ALL
-        .into_iter()
-        .map(TpuFamily::accelerator)
-        .collect()
-}
-
-/// The accelerator a misspelt value most likely means. The generation written in it wins
-/// (`tpu-v5e-podslice` means v5e even though `tpu-v4-podslice` is closer as a string); without
-/// one, the closest value by spelling.
-fn suggest_accelerator(value: &str) -> Option<&'static str> {
-    let mentioned: Vec<TpuFamily> = TpuFamily::ALL
-        .into_iter()
-        .filter(|family| {
-            // `TPU v5e` → `v5e`, `TPU7x (Ironwood)` → `7x`.
-            let generation = family
-                .display_name()
-                .trim_start_matches("TPU")
-                .split_whitespace()
-                .next();
-            generation.is_some_and(|generation| value.contains(generation))
-        })
-        .collect();
-    match mentioned.as_slice() {
-        [family] => Some(family.accelerator()),
-        _ => catalog::closest(value, accelerator_labels()),
-    }
-}
-
-/// A finding for an unknown TPU accelerator value, with the likely intended one as the fix.
-pub(crate) fn unknown_accelerator(rule: &'static str, value: &str) -> Diagnostic {
-    let diagnostic = Diagnostic::error(rule, format!("unknown TPU accelerator: `{value}`"))
-        .found(value)
-        .expected(format!("one of {}", code_list(&accelerator_labels())))
-        .blueprint_field("spec.tpu.type");
-    match suggest_accelerator(value) {
-        Some(suggestion) => diagnostic.fix(format!("did you mean `{suggestion}`?")),
-        None => diagnostic,
-    }
-}
-
-/// A finding for a topology that does not parse or is not legal for `family`.
-pub(crate) fn bad_topology(
-    syntax_rule: &'static str,
-    shape_rule: &'static str,
-    family: Option<TpuFamily>,
-    value: &str,
-    error: &TopologyError,
-    parsed: Option<&Topology>,
-) -> Diagnostic {
-    let rule = if matches!(error, TopologyError::Syntax(_)) {
-        syntax_rule
-    } else {
-        shape_rule
-    };
-    let diagnostic = Diagnostic::error(rule, strip_period(&error.to_string()))
-        .found(value)
-        .blueprint_field("spec.tpu.topology");
-    match family {
-        Some(family) => {
-            let suggested = parsed
-                .map(|parsed| suggestions(family, parsed))
-                .unwrap_or_default();
-            let diagnostic = diagnostic.expected(expected_topology(family, parsed));
-            match suggested.first() {
-                Some(first) => diagnostic.fix(format!("use `{first}`")),
-                None => diagnostic,
-            }
-        }
-        None => diagnostic.expected("`AxB` (TPU v5e, v6e) or `AxBxC` (TPU v4, v5p, Ironwood)"),
     }
 }
 
@@ -634,38 +517,4 @@ fn check_exclusive_topology(
             .fix(format!("annotate the JobSet with `{EXCLUSIVE_TOPOLOGY_ANNOTATION}: {NODE_POOL_LABEL}` {why}"))
             .blueprint_field("spec.tpu.slices"),
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn topology(text: &str) -> Topology {
-        text.parse().unwrap()
-    }
-
-    #[test]
-    fn suggests_a_reordering_before_other_shapes_of_the_same_size() {
-        let v4 = suggestions(TpuFamily::V4, &topology("1x2x2"));
-        assert_eq!(v4, vec![topology("2x2x1")]);
-        let v4_planar = suggestions(TpuFamily::V4, &topology("4x4"));
-        assert_eq!(v4_planar, vec![topology("2x2x4")]);
-    }
-
-    #[test]
-    fn suggests_the_accelerator_of_the_generation_written() {
-        assert_eq!(
-            suggest_accelerator("tpu-v5e-podslice"),
-            Some("tpu-v5-lite-podslice")
-        );
-        assert_eq!(
-            suggest_accelerator("tpu-v5-lite-slice"),
-            Some("tpu-v5-lite-podslice")
-        );
-        assert_eq!(
-            suggest_accelerator("tpu-v6e-podslice"),
-            Some("tpu-v6e-slice")
-        );
-        assert_eq!(suggest_accelerator("tpu7x-slice"), Some("tpu7x"));
-    }
 }
