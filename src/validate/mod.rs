@@ -6,10 +6,13 @@
 //! knows are skipped, not errors. Cross-object rules (node pools vs workloads, Kueue
 //! references and quota) look at the whole set at once.
 //!
-//! Layout: `workload` reads pod templates out of workload objects; `tpu` and `gpu`
-//! check what each pod selects and requests; `nodepool` checks Config Connector node pools;
-//! `cross` matches workloads to node pools; `kueue` checks queues, flavors and quota. Every
-//! rule is listed in [`RULES`]. Facts about accelerators come from [`crate::catalog`] only.
+//! Layout, in two layers. `model` reads objects once: pod templates with what their pods
+//! select and request (`model::workload`), node pools (`model::nodepool`) and the TPU slice or
+//! GPU a pod group targets (`model::accelerator`); it makes no findings. `rules` holds one
+//! module per rule family, each reading only the model, `rules::shared` (finding builders
+//! several families use), the catalog and diagnostics, never another family. This module
+//! reads the model, then runs each family. Every rule is listed in [`RULES`]. Facts about
+//! accelerators come from [`crate::catalog`] only.
 //!
 //! Each defect is reported once, under the rule that names the object to fix: a bad topology
 //! in a pod's `nodeSelector` is `tpu-topology-shape`, the same value in a `ResourceFlavor` is
@@ -54,9 +57,6 @@ impl<'a> Object<'a> {
         crate::manifest::group_of(self.api_version)
     }
 }
-
-/// Node label GKE puts on every node with its Compute Engine machine type.
-const MACHINE_TYPE_LABEL: &str = "cloud.google.com/gce-machine-type";
 
 /// A validation rule, for listings and docs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,11 +189,8 @@ pub const RULES: &[Rule] = &[
 #[must_use]
 pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let pools = rules::nodepool::pools(objects);
-    let groups: Vec<model::workload::PodGroup<'_>> = model::workload::templates(objects)
-        .into_iter()
-        .map(|template| model::workload::PodGroup::new(template, &pools, &mut out))
-        .collect();
+    let pools = model::nodepool::pools(objects);
+    let groups = model::pod_groups(objects, &pools);
     rules::tpu::check(&groups, &mut out);
     rules::gpu::check(&groups, &pools, &mut out);
     rules::nodepool::check(&pools, &mut out);

@@ -1,19 +1,18 @@
-//! GPU rules on pods: the accelerator a pod selects and how many GPUs it asks for.
+//! GPU rules on pods: the accelerator a pod selects (`gpu-accelerator-unknown`,
+//! `gpu-selector-missing`) and how many GPUs it asks for (`gpu-count`).
+//!
+//! The GPU a pod targets is the model's ([`crate::validate::model::PodGroup::gpu_target`]).
+//! GPUs attached to node pools are the node pool family's, and whether the matching pools can
+//! hold the pods is `accelerator-no-node-pool`'s.
 
-use crate::catalog::{self, GPU_ACCELERATOR_LABEL, GPU_RESOURCE, Gpu};
+use crate::catalog::{self, GPU_ACCELERATOR_LABEL, GPU_RESOURCE};
 use crate::diagnostic::Diagnostic;
-use crate::validate::model::workload::{PodGroup, Request, join};
-use crate::validate::rules::nodepool::NodePool;
-use crate::validate::rules::shared::unknown_gpu;
-use crate::validate::{MACHINE_TYPE_LABEL, rule};
-
-/// The GPU a pod selects, when it selects exactly one known GPU.
-pub(crate) fn selected_gpu(group: &PodGroup<'_>) -> Option<&'static Gpu> {
-    group
-        .selection(GPU_ACCELERATOR_LABEL)?
-        .value()
-        .and_then(catalog::gpu)
-}
+use crate::validate::model::PodGroup;
+use crate::validate::model::fields::join;
+use crate::validate::model::nodepool::{MACHINE_TYPE_LABEL, NodePool};
+use crate::validate::model::workload::Request;
+use crate::validate::rule;
+use crate::validate::rules::shared::{Locate, unknown_gpu};
 
 /// Runs the GPU rules on every pod template.
 pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut Vec<Diagnostic>) {
@@ -89,7 +88,7 @@ fn gpus_per_node(group: &PodGroup<'_>, pools: &[NodePool<'_>]) -> Option<(u32, S
             ),
         ));
     }
-    let gpu = selected_gpu(group)?;
+    let gpu = group.gpu_target?;
     let from_pools = pools
         .iter()
         .flat_map(|pool| {

@@ -8,6 +8,24 @@
 
 use crate::catalog::{self, Topology, TopologyError, TpuFamily};
 use crate::diagnostic::Diagnostic;
+use crate::validate::model::accelerator::TopologyProblem;
+use crate::validate::model::workload::PodTemplate;
+use crate::yaml::Node;
+
+/// Places findings on the object a model was read from.
+pub(crate) trait Locate {
+    /// Fills in position (`node` in the object's file), object and field of a finding.
+    fn finding(&self, diagnostic: Diagnostic, node: &Node, field: &str) -> Diagnostic;
+}
+
+impl Locate for PodTemplate<'_> {
+    fn finding(&self, diagnostic: Diagnostic, node: &Node, field: &str) -> Diagnostic {
+        diagnostic
+            .at(self.object.file, node.span)
+            .object(self.object.id.clone())
+            .field(field)
+    }
+}
 
 /// `` `a`, `b` or `c` `` for messages.
 pub(crate) fn code_list(items: &[&str]) -> String {
@@ -124,9 +142,9 @@ pub(crate) fn bad_topology(
     shape_rule: &'static str,
     family: Option<TpuFamily>,
     value: &str,
-    error: &TopologyError,
-    parsed: Option<&Topology>,
+    problem: &TopologyProblem,
 ) -> Diagnostic {
+    let (error, parsed) = (&problem.error, problem.parsed.as_ref());
     let rule = if matches!(error, TopologyError::Syntax(_)) {
         syntax_rule
     } else {

@@ -1,115 +1,62 @@
 //! TPU rules on pods: the accelerator and topology a pod selects, the chips it requests, how
 //! many pods make up a slice, and the JobSet settings multislice training depends on.
 //!
-//! A pod's selectors are resolved once ([`resolve`]) into a [`TpuTarget`]: the family, the
-//! topology and the physical layouts (machine type × hosts) nodes with those labels can have.
-//! The other TPU rules, the node pool match and Kueue quota all work from that target.
+//! The selector findings (`tpu-accelerator-unknown`, `tpu-topology-syntax`,
+//! `tpu-topology-shape`, `tpu-selector-missing`) are made here from the pod's selections; the
+//! slice they resolve to, the [`TpuTarget`], is the model's, and the other rules work from it.
+//! The same defects in node pools and ResourceFlavors belong to those families, and matching
+//! pods to node pools to `accelerator-no-node-pool`.
 
 use std::collections::BTreeSet;
 
 use crate::catalog::{
-    self, NODE_POOL_LABEL, TPU_ACCELERATOR_LABEL, TPU_RESOURCE, TPU_TOPOLOGY_LABEL, Topology,
-    TpuFamily, TpuSlice,
+    NODE_POOL_LABEL, TPU_ACCELERATOR_LABEL, TPU_RESOURCE, TPU_TOPOLOGY_LABEL, TpuFamily, TpuSlice,
 };
 use crate::diagnostic::Diagnostic;
+use crate::validate::model::PodGroup;
+use crate::validate::model::accelerator::{TpuTarget, read_topology, selected_tpu_family};
+use crate::validate::model::fields::join;
 use crate::validate::model::workload::{
-    self, Controller, Count, EXCLUSIVE_TOPOLOGY_ANNOTATION, GroupRole, PodGroup, PodTemplate,
-    Request, Selection, join, selection,
+    self, Controller, Count, EXCLUSIVE_TOPOLOGY_ANNOTATION, GroupRole, PodTemplate, Request,
+    Selection,
 };
 use crate::validate::rule;
-use crate::validate::rules::nodepool::NodePool;
-use crate::validate::rules::shared::{bad_topology, unknown_accelerator};
+use crate::validate::rules::shared::{Locate, bad_topology, unknown_accelerator};
 use crate::yaml::Node;
 
-/// The TPU slice a pod selects.
-#[derive(Clone, Debug)]
-pub(crate) struct TpuTarget<'a> {
-    /// The family of `cloud.google.com/gke-tpu-accelerator`.
-    pub family: TpuFamily,
-    /// The topology of `cloud.google.com/gke-tpu-topology`.
-    pub topology: Topology,
-    /// The topology requirement, to point at.
-    pub selection: Selection<'a>,
-    /// Physical layouts nodes with these labels can have: usually one; v5e and v6e `2x4` can
-    /// be one 8-chip VM or two 4-chip VMs, unless a node pool in the set settles it.
-    pub layouts: Vec<TpuSlice>,
-}
+/// The selector rules: every `cloud.google.com/gke-tpu-accelerator` value names a TPU GKE has
+/// (`tpu-accelerator-unknown`), every `cloud.google.com/gke-tpu-topology` value is a topology
+/// (`tpu-topology-syntax`) of the selected family (`tpu-topology-shape`), and pods that
+/// request `google.com/tpu` select one of each (`tpu-selector-missing`).
+fn check_selectors(group: &PodGroup<'_>, out: &mut Vec<Diagnostic>) {
+    let template = &group.template;
+    let accelerator = group.selection(TPU_ACCELERATOR_LABEL);
+    let topology = group.selection(TPU_TOPOLOGY_LABEL);
 
-impl TpuTarget<'_> {
-    /// The layouts whose VMs have `chips` chips; every layout when none has (the chip count is
-    /// then reported by `tpu-chips-per-host`, and the other rules go on without it).
-    fn layouts_for(&self, chips: i64) -> Vec<&TpuSlice> {
-        let matching: Vec<&TpuSlice> = self
-            .layouts
-            .iter()
-            .filter(|slice| i64::from(slice.chips_per_host()) == chips)
-            .collect();
-        if matching.is_empty() {
-            self.layouts.iter().collect()
-        } else {
-            matching
-        }
-    }
-
-    /// `` `tpu-v4-podslice` `2x2x4` `` for messages.
-    pub(crate) fn describe(&self) -> String {
-        format!("`{}` `{}`", self.family.accelerator(), self.topology)
-    }
-}
-
-/// Checks a pod's TPU selectors and resolves them into a target. Reports unknown accelerators,
-/// malformed or illegal topologies, and, for pods that request `google.com/tpu`, missing
-/// selectors. `None` when the selectors do not name exactly one legal slice.
-pub(crate) fn resolve<'a>(
-    template: &PodTemplate<'a>,
-    selections: &[Selection<'a>],
-    request: Option<&Request<'a>>,
-    pools: &[NodePool<'_>],
-    out: &mut Vec<Diagnostic>,
-) -> Option<TpuTarget<'a>> {
-    let accelerator = selection(selections, TPU_ACCELERATOR_LABEL);
-    let topology = selection(selections, TPU_TOPOLOGY_LABEL);
-
-    let mut families = Vec::new();
     for requirement in accelerator.iter() {
         for value in &requirement.values {
-            match TpuFamily::from_accelerator(value) {
-                Some(family) => families.push(family),
-                None => out.push(template.finding(
+            if TpuFamily::from_accelerator(value).is_none() {
+                out.push(template.finding(
                     unknown_accelerator(rule::TPU_ACCELERATOR_UNKNOWN, value),
                     requirement.node,
                     &requirement.field,
-                )),
+                ));
             }
         }
     }
-    let family = match families.as_slice() {
-        [family] if accelerator.and_then(Selection::value).is_some() => Some(*family),
-        _ => None,
-    };
 
-    let mut parsed = None;
+    // Shapes are judged against the family only when the pod selects exactly one known one.
+    let family = selected_tpu_family(&group.selections);
     for requirement in topology.iter() {
         for value in &requirement.values {
-            let problem = match value.parse::<Topology>() {
-                Err(error) => Some((error, None)),
-                Ok(topology) => match family.map(|family| family.check_topology(&topology)) {
-                    Some(Err(error)) => Some((error, Some(topology))),
-                    _ => {
-                        parsed = Some(topology);
-                        None
-                    }
-                },
-            };
-            if let Some((error, topology)) = problem {
+            if let Err(problem) = read_topology(family, value) {
                 out.push(template.finding(
                     bad_topology(
                         rule::TPU_TOPOLOGY_SYNTAX,
                         rule::TPU_TOPOLOGY_SHAPE,
                         family,
                         value,
-                        &error,
-                        topology.as_ref(),
+                        &problem,
                     ),
                     requirement.node,
                     &requirement.field,
@@ -118,7 +65,7 @@ pub(crate) fn resolve<'a>(
         }
     }
 
-    if let Some(request) = request {
+    if let Some(request) = &group.tpu {
         report_missing(
             template,
             request,
@@ -136,36 +83,6 @@ pub(crate) fn resolve<'a>(
             out,
         );
     }
-
-    let (family, topology_value, topology) = (family?, parsed?, topology?);
-    // Several legal values (`In [2x2, 2x4]`) name no one slice; that was reported above.
-    topology.value()?;
-    let mut layouts = catalog::tpu_slices_for_selector(family.accelerator(), &topology_value);
-    let pool_machines: Vec<&str> = pools
-        .iter()
-        .filter_map(|pool| pool.tpu.as_ref())
-        .filter(|tpu| {
-            tpu.machine.family == family && tpu.topology.as_ref() == Some(&topology_value)
-        })
-        .map(|tpu| tpu.machine.name)
-        .collect();
-    let pinned: Vec<TpuSlice> = layouts
-        .iter()
-        .filter(|slice| pool_machines.contains(&slice.machine_type()))
-        .cloned()
-        .collect();
-    if !pinned.is_empty() {
-        layouts = pinned;
-    }
-    if layouts.is_empty() {
-        return None;
-    }
-    Some(TpuTarget {
-        family,
-        topology: topology_value,
-        selection: topology.clone(),
-        layouts,
-    })
 }
 
 fn report_missing(
@@ -220,6 +137,7 @@ fn report_missing(
 /// Runs the per-pod TPU rules and the JobSet rules.
 pub(crate) fn check(groups: &[PodGroup<'_>], out: &mut Vec<Diagnostic>) {
     for group in groups {
+        check_selectors(group, out);
         let (Some(target), Some(request)) = (&group.tpu_target, &group.tpu) else {
             continue;
         };
