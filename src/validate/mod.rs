@@ -192,6 +192,7 @@ pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
     let pools = model::nodepool::pools(objects);
     let groups = model::pod_groups(objects, &pools);
     rules::tpu::check(&groups, &mut out);
+    rules::jobset::check(&groups, &mut out);
     rules::gpu::check(&groups, &pools, &mut out);
     rules::nodepool::check(&pools, &mut out);
     rules::cross::check(&groups, &pools, &mut out);
