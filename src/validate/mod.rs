@@ -18,6 +18,8 @@
 //! in a pod's `nodeSelector` is `tpu-topology-shape`, the same value in a `ResourceFlavor` is
 //! `kueue-flavor-labels`, and in a node pool `nodepool-tpu-machine-topology`.
 
+#[cfg(test)]
+mod layering;
 mod model;
 mod rules;
 
