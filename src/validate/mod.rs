@@ -10,8 +10,9 @@
 //! select and request (`model::workload`), node pools (`model::nodepool`) and the TPU slice or
 //! GPU a pod group targets (`model::accelerator`); it makes no findings. `rules` holds one
 //! module per rule family, each reading only the model, `rules::shared` (finding builders
-//! several families use), the catalog and diagnostics, never another family. This module
-//! reads the model, then runs each family. Every rule is listed in [`RULES`]. Facts about
+//! several families use), the catalog and diagnostics, never another family; the `layering`
+//! test keeps it so. This module owns the public surface ([`Object`], [`validate`], [`RULES`]
+//! and the rule ids) and no rule logic: it reads the model, then runs each family. Facts about
 //! accelerators come from [`crate::catalog`] only.
 //!
 //! Each defect is reported once, under the rule that names the object to fix: a bad topology

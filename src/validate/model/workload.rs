@@ -1,8 +1,9 @@
 //! Where pods come from: the pod templates inside workload objects, what each pod selects and
 //! requests, and how many pods a template makes.
 //!
-//! This module only reads objects as written; the rules decide what is wrong, and
-//! [`crate::validate::model::accelerator`] what the selections mean.
+//! This module only reads objects as written and reports nothing: the rules decide what is
+//! wrong, and [`crate::validate::model::accelerator`] what the selections mean.
+//!
 //! Counts follow the Kubernetes API defaults (`replicas: 1`, `parallelism: 1`, …), and resource
 //! counts follow the scheduler: a pod needs the larger of what its app containers (plus sidecars)
 //! need together and what its biggest one-off init container needs.

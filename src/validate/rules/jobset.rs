@@ -2,9 +2,9 @@
 //! (`jobset-multislice-single-host`), and TPU JobSets claim a node pool per slice with the
 //! exclusive-topology annotation (`jobset-exclusive-topology`).
 //!
-//! Only JobSets whose pods request `google.com/tpu` and resolve to a
-//! [`TpuTarget`] are judged. Chips per pod and pods per slice are the TPU family's, and whether
-//! the node pools in the set hold every slice is `accelerator-no-node-pool`'s.
+//! Only JobSets whose pods request `google.com/tpu` and resolve to a [`TpuTarget`] are judged.
+//! Chips per pod and pods per slice are the TPU family's, and whether the node pools in the set
+//! hold every slice is `accelerator-no-node-pool`'s.
 
 use crate::catalog::{NODE_POOL_LABEL, TpuSlice};
 use crate::diagnostic::Diagnostic;

@@ -1,6 +1,7 @@
 //! Finding builders that several rule families share: the findings for an unknown TPU
 //! accelerator, an unknown GPU and a rejected TPU topology (each with the likely intended value
-//! as the fix), and the small text helpers messages are written with.
+//! as the fix), [`Locate`] to place a finding on a pod template's object, and the small text
+//! helpers messages are written with.
 //!
 //! Each builder returns a [`Diagnostic`] under the rule id it is given and without a position:
 //! the family that calls it owns the finding and says where it is. This module holds no rule of
