@@ -6,21 +6,23 @@
 //! knows are skipped, not errors. Cross-object rules (node pools vs workloads, Kueue
 //! references and quota) look at the whole set at once.
 //!
-//! Layout: `workload` reads pod templates out of workload objects; `tpu` and `gpu`
-//! check what each pod selects and requests; `nodepool` checks Config Connector node pools;
-//! `cross` matches workloads to node pools; `kueue` checks queues, flavors and quota. Every
-//! rule is listed in [`RULES`]. Facts about accelerators come from [`crate::catalog`] only.
+//! Layout, in two layers. `model` reads objects once: pod templates with what their pods
+//! select and request (`model::workload`), node pools (`model::nodepool`) and the TPU slice or
+//! GPU a pod group targets (`model::accelerator`); it makes no findings. `rules` holds one
+//! module per rule family, each reading only the model, `rules::shared` (finding builders
+//! several families use), the catalog and diagnostics, never another family; the `layering`
+//! test keeps it so. This module owns the public surface ([`Object`], [`validate`], [`RULES`]
+//! and the rule ids) and no rule logic: it reads the model, then runs each family. Facts about
+//! accelerators come from [`crate::catalog`] only.
 //!
 //! Each defect is reported once, under the rule that names the object to fix: a bad topology
 //! in a pod's `nodeSelector` is `tpu-topology-shape`, the same value in a `ResourceFlavor` is
 //! `kueue-flavor-labels`, and in a node pool `nodepool-tpu-machine-topology`.
 
-mod cross;
-mod gpu;
-mod kueue;
-mod nodepool;
-mod tpu;
-mod workload;
+#[cfg(test)]
+mod layering;
+mod model;
+mod rules;
 
 use crate::diagnostic::{self, Diagnostic, ObjectRef};
 use crate::yaml::Node;
@@ -58,33 +60,6 @@ impl<'a> Object<'a> {
         crate::manifest::group_of(self.api_version)
     }
 }
-
-/// `` `a`, `b` or `c` `` for messages.
-fn code_list(items: &[&str]) -> String {
-    let quoted: Vec<String> = items.iter().map(|item| format!("`{item}`")).collect();
-    match quoted.as_slice() {
-        [] => "nothing".to_string(),
-        [only] => only.clone(),
-        [init @ .., last] => format!("{} or {last}", init.join(", ")),
-    }
-}
-
-/// `1 slice`, `2 slices`.
-fn plural(count: i64, word: &str) -> String {
-    if count == 1 {
-        format!("{count} {word}")
-    } else {
-        format!("{count} {word}s")
-    }
-}
-
-/// Catalog errors may end like sentences; messages here do not.
-fn strip_period(message: &str) -> String {
-    message.trim_end_matches('.').to_string()
-}
-
-/// Node label GKE puts on every node with its Compute Engine machine type.
-const MACHINE_TYPE_LABEL: &str = "cloud.google.com/gce-machine-type";
 
 /// A validation rule, for listings and docs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -217,16 +192,14 @@ pub const RULES: &[Rule] = &[
 #[must_use]
 pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let pools = nodepool::pools(objects);
-    let groups: Vec<workload::PodGroup<'_>> = workload::templates(objects)
-        .into_iter()
-        .map(|template| workload::PodGroup::new(template, &pools, &mut out))
-        .collect();
-    tpu::check(&groups, &mut out);
-    gpu::check(&groups, &pools, &mut out);
-    nodepool::check(&pools, &mut out);
-    cross::check(&groups, &pools, &mut out);
-    kueue::check(objects, &groups, &mut out);
+    let pools = model::nodepool::pools(objects);
+    let groups = model::pod_groups(objects, &pools);
+    rules::tpu::check(&groups, &mut out);
+    rules::jobset::check(&groups, &mut out);
+    rules::gpu::check(&groups, &pools, &mut out);
+    rules::nodepool::check(&pools, &mut out);
+    rules::cross::check(&groups, &pools, &mut out);
+    rules::kueue::check(objects, &groups, &mut out);
     diagnostic::sort(&mut out);
     out
 }
@@ -247,14 +220,5 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), RULES.len());
-    }
-
-    #[test]
-    fn lists_and_counts_read_as_english() {
-        assert_eq!(code_list(&[]), "nothing");
-        assert_eq!(code_list(&["a"]), "`a`");
-        assert_eq!(code_list(&["a", "b", "c"]), "`a`, `b` or `c`");
-        assert_eq!(plural(1, "slice"), "1 slice");
-        assert_eq!(plural(0, "slice"), "0 slices");
     }
 }

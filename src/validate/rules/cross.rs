@@ -3,16 +3,18 @@
 //!
 //! A set without node pools is not checked: manifests validated on their own usually run on
 //! pools defined elsewhere.
+//!
+//! Owns `accelerator-no-node-pool` only. Whether the pods' selectors and the pools are right in
+//! themselves is for the TPU, GPU and node pool families; this rule takes both as read.
 
 use crate::catalog::{GPU_ACCELERATOR_LABEL, GPU_RESOURCE, NODE_POOL_LABEL, TPU_RESOURCE};
 use crate::diagnostic::Diagnostic;
-use crate::validate::gpu::selected_gpu;
-use crate::validate::nodepool::NodePool;
-use crate::validate::tpu::TpuTarget;
-use crate::validate::workload::{
-    self, Controller, Count, GroupRole, PodGroup, Request, Toleration,
-};
-use crate::validate::{code_list, plural, rule};
+use crate::validate::model::PodGroup;
+use crate::validate::model::accelerator::TpuTarget;
+use crate::validate::model::nodepool::NodePool;
+use crate::validate::model::workload::{self, Controller, Count, GroupRole, Request, Toleration};
+use crate::validate::rule;
+use crate::validate::rules::shared::{Locate, code_list, plural};
 
 /// Runs `accelerator-no-node-pool` over every accelerator pod template.
 pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut Vec<Diagnostic>) {
@@ -241,7 +243,7 @@ fn check_gpu(
     pools: &[NodePool<'_>],
     out: &mut Vec<Diagnostic>,
 ) {
-    let Some(gpu) = selected_gpu(group) else {
+    let Some(gpu) = group.gpu_target else {
         return;
     };
     let Some(requirement) = group.selection(GPU_ACCELERATOR_LABEL) else {

@@ -1,53 +1,18 @@
-//! GPU rules on pods: the accelerator a pod selects and how many GPUs it asks for.
+//! GPU rules on pods: the accelerator a pod selects (`gpu-accelerator-unknown`,
+//! `gpu-selector-missing`) and how many GPUs it asks for (`gpu-count`).
+//!
+//! The GPU a pod targets is the model's ([`crate::validate::model::PodGroup::gpu_target`]).
+//! GPUs attached to node pools are the node pool family's, and whether the matching pools can
+//! hold the pods is `accelerator-no-node-pool`'s.
 
-use crate::catalog::{self, GPU_ACCELERATOR_LABEL, GPU_RESOURCE, Gpu};
+use crate::catalog::{self, GPU_ACCELERATOR_LABEL, GPU_RESOURCE};
 use crate::diagnostic::Diagnostic;
-use crate::validate::code_list;
-use crate::validate::nodepool::NodePool;
-use crate::validate::workload::{PodGroup, Request, join};
-use crate::validate::{MACHINE_TYPE_LABEL, rule};
-
-/// The GPU a misspelt label most likely means: the one label that has every `-`-separated part
-/// of `value` (`nvidia-t4` means `nvidia-tesla-t4`, not the closer-spelt `nvidia-l4`), else the
-/// one that has its last part, the model (`nvidia-tesla-l4` means `nvidia-l4`), else the
-/// closest by spelling.
-fn suggest_gpu(value: &str) -> Option<&'static str> {
-    let labels = || catalog::gpus().iter().map(|gpu| gpu.label);
-    let has = |label: &str, part: &str| label.split('-').any(|own| own == part);
-    let only = |matches: Vec<&'static str>| match matches.as_slice() {
-        [label] => Some(*label),
-        _ => None,
-    };
-    let model = value.rsplit('-').next().unwrap_or(value);
-    only(
-        labels()
-            .filter(|label| value.split('-').all(|part| has(label, part)))
-            .collect(),
-    )
-    .or_else(|| only(labels().filter(|label| has(label, model)).collect()))
-    .or_else(|| catalog::closest(value, labels()))
-}
-
-/// A finding for an unknown GPU label value, with the likely intended one as the fix.
-pub(crate) fn unknown_gpu(rule: &'static str, value: &str) -> Diagnostic {
-    let known: Vec<&str> = catalog::gpus().iter().map(|gpu| gpu.label).collect();
-    let diagnostic = Diagnostic::error(rule, format!("unknown GPU accelerator: `{value}`"))
-        .found(value)
-        .expected(format!("one of {}", code_list(&known)))
-        .blueprint_field("spec.gpu.type");
-    match suggest_gpu(value) {
-        Some(suggestion) => diagnostic.fix(format!("did you mean `{suggestion}`?")),
-        None => diagnostic,
-    }
-}
-
-/// The GPU a pod selects, when it selects exactly one known GPU.
-pub(crate) fn selected_gpu(group: &PodGroup<'_>) -> Option<&'static Gpu> {
-    group
-        .selection(GPU_ACCELERATOR_LABEL)?
-        .value()
-        .and_then(catalog::gpu)
-}
+use crate::validate::model::PodGroup;
+use crate::validate::model::fields::join;
+use crate::validate::model::nodepool::{MACHINE_TYPE_LABEL, NodePool};
+use crate::validate::model::workload::Request;
+use crate::validate::rule;
+use crate::validate::rules::shared::{Locate, unknown_gpu};
 
 /// Runs the GPU rules on every pod template.
 pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut Vec<Diagnostic>) {
@@ -123,7 +88,7 @@ fn gpus_per_node(group: &PodGroup<'_>, pools: &[NodePool<'_>]) -> Option<(u32, S
             ),
         ));
     }
-    let gpu = selected_gpu(group)?;
+    let gpu = group.gpu_target?;
     let from_pools = pools
         .iter()
         .flat_map(|pool| {
@@ -182,16 +147,4 @@ fn check_count(
             ))
             .blueprint_field("spec.gpu.count"),
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn suggests_the_label_that_has_every_part_written() {
-        assert_eq!(suggest_gpu("nvidia-t4"), Some("nvidia-tesla-t4"));
-        assert_eq!(suggest_gpu("nvidia-tesla-l4"), Some("nvidia-l4"));
-        assert_eq!(suggest_gpu("nvidia-h100"), Some("nvidia-h100-80gb"));
-    }
 }

@@ -3,6 +3,10 @@
 //!
 //! Reference checks only run when the set holds objects of the referenced kind, so that
 //! validating a lone JobSet does not demand its LocalQueue.
+//!
+//! Owns the `kueue-*` rules, including bad TPU and GPU labels in a ResourceFlavor
+//! (`kueue-flavor-labels`, with the shared builders). The same values in pods' selectors belong
+//! to the TPU and GPU families.
 
 use std::collections::BTreeSet;
 
@@ -11,12 +15,13 @@ use crate::catalog::{
     TPU_TOPOLOGY_LABEL, TpuFamily,
 };
 use crate::diagnostic::Diagnostic;
-use crate::validate::code_list;
-use crate::validate::gpu::unknown_gpu;
-use crate::validate::nodepool::topology_problem;
-use crate::validate::tpu::{bad_topology, unknown_accelerator};
-use crate::validate::workload::{PodGroup, join, requested_resources, scalar_text};
-use crate::validate::{Object, rule};
+use crate::validate::Object;
+use crate::validate::model::PodGroup;
+use crate::validate::model::accelerator::read_topology;
+use crate::validate::model::fields::{join, scalar_text};
+use crate::validate::model::workload::requested_resources;
+use crate::validate::rule;
+use crate::validate::rules::shared::{bad_topology, code_list, unknown_accelerator, unknown_gpu};
 use crate::yaml::Node;
 
 /// Label that queues a workload to a LocalQueue of its namespace.
@@ -321,16 +326,9 @@ fn check_flavor_labels(flavor: &Object<'_>, out: &mut Vec<Diagnostic>) {
     }
     if let Some(node) = labels.get(TPU_TOPOLOGY_LABEL) {
         let value = scalar_text(node).unwrap_or_default();
-        let problem = match family {
-            Some(family) => topology_problem(family, &value),
-            None => value
-                .parse::<catalog::Topology>()
-                .err()
-                .map(|error| (error, None)),
-        };
-        if let Some((error, parsed)) = problem {
+        if let Err(problem) = read_topology(family, &value) {
             let rule = rule::KUEUE_FLAVOR_LABELS;
-            let diagnostic = bad_topology(rule, rule, family, &value, &error, parsed.as_ref());
+            let diagnostic = bad_topology(rule, rule, family, &value, &problem);
             push(diagnostic, node, TPU_TOPOLOGY_LABEL);
         }
     }

@@ -1,46 +1,22 @@
 //! Where pods come from: the pod templates inside workload objects, what each pod selects and
 //! requests, and how many pods a template makes.
 //!
-//! This module only reads objects as written; the rule modules beside it decide what is wrong.
+//! This module only reads objects as written and reports nothing: the rules decide what is
+//! wrong, and [`crate::validate::model::accelerator`] what the selections mean.
+//!
 //! Counts follow the Kubernetes API defaults (`replicas: 1`, `parallelism: 1`, …), and resource
 //! counts follow the scheduler: a pod needs the larger of what its app containers (plus sidecars)
 //! need together and what its biggest one-off init container needs.
 
 use std::collections::BTreeMap;
 
-use crate::catalog::{GPU_RESOURCE, TPU_RESOURCE};
-use crate::diagnostic::Diagnostic;
 use crate::validate::Object;
-use crate::validate::nodepool::NodePool;
-use crate::validate::tpu::{self, TpuTarget};
-use crate::yaml::{Node, Value};
+use crate::validate::model::fields::{join, scalar_text};
+use crate::yaml::Node;
 
 /// Annotation that makes JobSet give each replicated job a topology domain of its own.
 pub(crate) const EXCLUSIVE_TOPOLOGY_ANNOTATION: &str =
     "alpha.jobset.sigs.k8s.io/exclusive-topology";
-
-/// Appends a mapping key to a dotted field path, quoting keys that hold dots or slashes the way
-/// JSONPath does (`nodeSelector['cloud.google.com/gke-tpu-topology']`).
-pub(crate) fn join(base: &str, key: &str) -> String {
-    if key.contains(['.', '/']) {
-        format!("{base}['{key}']")
-    } else if base.is_empty() {
-        key.to_string()
-    } else {
-        format!("{base}.{key}")
-    }
-}
-
-/// The text of a scalar node, whatever its YAML type (`"true"`, `true` and `4` all have text).
-pub(crate) fn scalar_text(node: &Node) -> Option<String> {
-    match &node.value {
-        Value::String(text) => Some(text.clone()),
-        Value::Int(number) => Some(number.to_string()),
-        Value::Float(number) => Some(number.to_string()),
-        Value::Bool(flag) => Some(flag.to_string()),
-        Value::Null | Value::Seq(_) | Value::Map(_) => None,
-    }
-}
 
 /// A whole-number field with its API default applied, and where it is (or would be) written.
 #[derive(Clone, Debug)]
@@ -149,14 +125,6 @@ pub(crate) struct PodTemplate<'a> {
 }
 
 impl PodTemplate<'_> {
-    /// Fills in position, object and field of a finding about this template.
-    pub(crate) fn finding(&self, diagnostic: Diagnostic, node: &Node, field: &str) -> Diagnostic {
-        diagnostic
-            .at(self.object.file, node.span)
-            .object(self.object.id.clone())
-            .field(field)
-    }
-
     /// The kind, in backticks, for messages.
     pub(crate) fn kind(&self) -> String {
         format!("`{}`", self.object.id.kind)
@@ -188,48 +156,6 @@ impl PodTemplate<'_> {
                 Some(replicas.value * per_group)
             }
         }
-    }
-}
-
-/// A pod template with what its pods select and request, read once for every rule.
-#[derive(Debug)]
-pub(crate) struct PodGroup<'a> {
-    /// The template.
-    pub template: PodTemplate<'a>,
-    /// Node label requirements.
-    pub selections: Vec<Selection<'a>>,
-    /// `google.com/tpu` per pod, when above zero.
-    pub tpu: Option<Request<'a>>,
-    /// `nvidia.com/gpu` per pod, when above zero.
-    pub gpu: Option<Request<'a>>,
-    /// The TPU slice the pods select, when their selectors resolve against the catalog.
-    pub tpu_target: Option<TpuTarget<'a>>,
-}
-
-impl<'a> PodGroup<'a> {
-    /// Reads a template; selector problems found on the way are reported to `out`.
-    pub(crate) fn new(
-        template: PodTemplate<'a>,
-        pools: &[NodePool<'_>],
-        out: &mut Vec<Diagnostic>,
-    ) -> Self {
-        let selections = selections(template.spec, &template.path);
-        let positive = |request: Option<Request<'a>>| request.filter(|request| request.count > 0);
-        let tpu = positive(request(template.spec, &template.path, TPU_RESOURCE));
-        let gpu = positive(request(template.spec, &template.path, GPU_RESOURCE));
-        let tpu_target = tpu::resolve(&template, &selections, tpu.as_ref(), pools, out);
-        Self {
-            template,
-            selections,
-            tpu,
-            gpu,
-            tpu_target,
-        }
-    }
-
-    /// The first requirement on `key`.
-    pub(crate) fn selection(&self, key: &str) -> Option<&Selection<'a>> {
-        selection(&self.selections, key)
     }
 }
 
@@ -615,16 +541,6 @@ mod tests {
 
     fn spec(text: &str) -> Node {
         parse_documents(text).unwrap().remove(0)
-    }
-
-    #[test]
-    fn quotes_label_keys_in_field_paths() {
-        assert_eq!(join("spec", "nodeSelector"), "spec.nodeSelector");
-        assert_eq!(join("", "spec"), "spec");
-        assert_eq!(
-            join("spec.nodeSelector", "cloud.google.com/gke-nodepool"),
-            "spec.nodeSelector['cloud.google.com/gke-nodepool']"
-        );
     }
 
     #[test]

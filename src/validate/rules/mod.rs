@@ -1,0 +1,17 @@
+//! The rule families, one module each: `tpu` and `gpu` (pods' selectors and requests),
+//! `jobset` (TPU JobSets and multislice), `nodepool` (Config Connector node pools), `cross`
+//! (workloads against node pools) and `kueue` (queues, flavors and quota); plus `shared`, the
+//! finding builders several families use.
+//!
+//! Each family reads the models of [`crate::validate::model`], `shared`, the catalog and
+//! diagnostics, and nothing else: no family imports another, so that a defect has one owner
+//! and a family can change without the others. Rule ids and the rule listing are in
+//! [`crate::validate`]; the order families run in does not matter, as findings are sorted.
+
+pub(crate) mod cross;
+pub(crate) mod gpu;
+pub(crate) mod jobset;
+pub(crate) mod kueue;
+pub(crate) mod nodepool;
+pub(crate) mod shared;
+pub(crate) mod tpu;

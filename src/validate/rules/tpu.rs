@@ -1,0 +1,325 @@
+//! TPU rules on pods: the accelerator and topology a pod selects, the chips it requests, and
+//! how many pods make up a slice. The JobSet settings multislice training depends on are the
+//! `jobset` family's.
+//!
+//! The selector findings (`tpu-accelerator-unknown`, `tpu-topology-syntax`,
+//! `tpu-topology-shape`, `tpu-selector-missing`) are made here from the pod's selections; the
+//! slice they resolve to, the [`TpuTarget`], is the model's, and the other rules work from it.
+//! The same defects in node pools and ResourceFlavors belong to those families, and matching
+//! pods to node pools to `accelerator-no-node-pool`.
+
+use std::collections::BTreeSet;
+
+use crate::catalog::{
+    TPU_ACCELERATOR_LABEL, TPU_RESOURCE, TPU_TOPOLOGY_LABEL, TpuFamily, TpuSlice,
+};
+use crate::diagnostic::Diagnostic;
+use crate::validate::model::PodGroup;
+use crate::validate::model::accelerator::{TpuTarget, read_topology, selected_tpu_family};
+use crate::validate::model::fields::join;
+use crate::validate::model::workload::{
+    self, Controller, GroupRole, PodTemplate, Request, Selection,
+};
+use crate::validate::rule;
+use crate::validate::rules::shared::{Locate, bad_topology, unknown_accelerator};
+use crate::yaml::Node;
+
+/// The selector rules: every `cloud.google.com/gke-tpu-accelerator` value names a TPU GKE has
+/// (`tpu-accelerator-unknown`), every `cloud.google.com/gke-tpu-topology` value is a topology
+/// (`tpu-topology-syntax`) of the selected family (`tpu-topology-shape`), and pods that
+/// request `google.com/tpu` select one of each (`tpu-selector-missing`).
+fn check_selectors(group: &PodGroup<'_>, out: &mut Vec<Diagnostic>) {
+    let template = &group.template;
+    let accelerator = group.selection(TPU_ACCELERATOR_LABEL);
+    let topology = group.selection(TPU_TOPOLOGY_LABEL);
+
+    for requirement in accelerator.iter() {
+        for value in &requirement.values {
+            if TpuFamily::from_accelerator(value).is_none() {
+                out.push(template.finding(
+                    unknown_accelerator(rule::TPU_ACCELERATOR_UNKNOWN, value),
+                    requirement.node,
+                    &requirement.field,
+                ));
+            }
+        }
+    }
+
+    // Shapes are judged against the family only when the pod selects exactly one known one.
+    let family = selected_tpu_family(&group.selections);
+    for requirement in topology.iter() {
+        for value in &requirement.values {
+            if let Err(problem) = read_topology(family, value) {
+                out.push(template.finding(
+                    bad_topology(
+                        rule::TPU_TOPOLOGY_SYNTAX,
+                        rule::TPU_TOPOLOGY_SHAPE,
+                        family,
+                        value,
+                        &problem,
+                    ),
+                    requirement.node,
+                    &requirement.field,
+                ));
+            }
+        }
+    }
+
+    if let Some(request) = &group.tpu {
+        report_missing(
+            template,
+            request,
+            accelerator,
+            TPU_ACCELERATOR_LABEL,
+            "spec.tpu.type",
+            out,
+        );
+        report_missing(
+            template,
+            request,
+            topology,
+            TPU_TOPOLOGY_LABEL,
+            "spec.tpu.topology",
+            out,
+        );
+    }
+}
+
+fn report_missing(
+    template: &PodTemplate<'_>,
+    request: &Request<'_>,
+    requirement: Option<&Selection<'_>>,
+    key: &str,
+    blueprint_field: &str,
+    out: &mut Vec<Diagnostic>,
+) {
+    let selector_field = join(&join(&template.path, "nodeSelector"), key);
+    let diagnostic = match requirement {
+        Some(requirement) if requirement.value().is_some() => return,
+        Some(requirement) => template
+            .finding(
+                Diagnostic::error(
+                    rule::TPU_SELECTOR_MISSING,
+                    format!("TPU pods must select exactly one `{key}` value"),
+                ),
+                requirement.node,
+                &requirement.field,
+            )
+            .found(format!("{} values", requirement.values.len()))
+            .fix(format!(
+                "keep one value: the pods of a slice must all land on nodes of one `{key}`"
+            )),
+        None => {
+            // Point at the `nodeSelector` to extend when there is one, else at the request.
+            let anchor = template.spec.get("nodeSelector").unwrap_or(request.node);
+            template
+                .finding(
+                    Diagnostic::error(
+                        rule::TPU_SELECTOR_MISSING,
+                        format!("pods requesting `{TPU_RESOURCE}` do not select `{key}`"),
+                    ),
+                    anchor,
+                    &selector_field,
+                )
+                .found("no selector")
+                .fix(format!(
+                    "add `{key}` to `nodeSelector`: without it the pod can land on TPU nodes of any slice"
+                ))
+        }
+    };
+    out.push(
+        diagnostic
+            .expected(format!("one `{key}` value"))
+            .blueprint_field(blueprint_field),
+    );
+}
+
+/// Runs the TPU rules on every pod template.
+pub(crate) fn check(groups: &[PodGroup<'_>], out: &mut Vec<Diagnostic>) {
+    for group in groups {
+        check_selectors(group, out);
+        let (Some(target), Some(request)) = (&group.tpu_target, &group.tpu) else {
+            continue;
+        };
+        check_chips_per_host(group, target, request, out);
+        let layouts = target.layouts_for(request.count);
+        check_hosts_per_slice(group, target, &layouts, out);
+    }
+}
+
+fn check_chips_per_host(
+    group: &PodGroup<'_>,
+    target: &TpuTarget<'_>,
+    request: &Request<'_>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let chips: BTreeSet<u32> = target
+        .layouts
+        .iter()
+        .map(TpuSlice::chips_per_host)
+        .collect();
+    if chips.iter().any(|&chips| i64::from(chips) == request.count) {
+        return;
+    }
+    let expected: Vec<String> = chips.iter().map(ToString::to_string).collect();
+    let expected = expected.join(" or ");
+    out.push(
+        group
+            .template
+            .finding(
+                Diagnostic::error(
+                    rule::TPU_CHIPS_PER_HOST,
+                    format!(
+                        "pods request {} `{TPU_RESOURCE}` but a {} VM has {expected} chips",
+                        request.count,
+                        target.describe()
+                    ),
+                ),
+                request.node,
+                &request.field,
+            )
+            .found(request.count.to_string())
+            .expected(expected.clone())
+            .fix(format!(
+                "request every chip of the VM: set `{TPU_RESOURCE}: {}` in the container's limits",
+                chips.iter().next_back().copied().unwrap_or_default()
+            ))
+            .blueprint_field("spec.tpu.type"),
+    );
+}
+
+fn hosts_text(hosts: &BTreeSet<i64>) -> String {
+    let texts: Vec<String> = hosts.iter().map(ToString::to_string).collect();
+    texts.join(" or ")
+}
+
+fn check_hosts_per_slice(
+    group: &PodGroup<'_>,
+    target: &TpuTarget<'_>,
+    layouts: &[&TpuSlice],
+    out: &mut Vec<Diagnostic>,
+) {
+    let template = &group.template;
+    let hosts: BTreeSet<i64> = layouts
+        .iter()
+        .map(|slice| i64::from(slice.hosts()))
+        .collect();
+    let all_multi_host = layouts.iter().all(|slice| slice.is_multi_host());
+    let expected = hosts_text(&hosts);
+    let slice = target.describe();
+    let finding = |message: String, node: &Node, field: &str| {
+        template
+            .finding(
+                Diagnostic::error(rule::TPU_HOSTS_PER_SLICE, message),
+                node,
+                field,
+            )
+            .blueprint_field("spec.tpu.topology")
+    };
+    match &template.controller {
+        Controller::Job(job) | Controller::JobSet { job, .. } => {
+            let (parallelism, completions) = (&job.parallelism, &job.completions);
+            let fix = format!(
+                "set `parallelism: {expected}` and `completions: {expected}`: one pod per VM of the slice"
+            );
+            if !hosts.contains(&parallelism.value) {
+                let message = format!(
+                    "`parallelism` is {} but a {slice} slice has {expected} hosts",
+                    parallelism.value
+                );
+                out.push(
+                    finding(message, parallelism.anchor, &parallelism.field)
+                        .found(parallelism.value.to_string())
+                        .expected(expected.clone())
+                        .fix(fix),
+                );
+            } else if completions.value != parallelism.value {
+                let message = format!(
+                    "`completions` is {} but a {slice} slice has {expected} hosts",
+                    completions.value
+                );
+                out.push(
+                    finding(message, completions.anchor, &completions.field)
+                        .found(completions.value.to_string())
+                        .expected(parallelism.value.to_string())
+                        .fix(fix),
+                );
+            }
+        }
+        Controller::Pod | Controller::ReplicaSet { .. } if all_multi_host => {
+            let kind = template
+                .object
+                .node
+                .get("kind")
+                .unwrap_or(template.object.node);
+            let message = format!(
+                "a {} cannot run a multi-host {slice} slice: its {expected} pods must start as a group",
+                template.kind()
+            );
+            out.push(
+                finding(message, kind, "kind")
+                    .found(format!("{} with independent pods", template.kind()))
+                    .expected(format!(
+                        "a LeaderWorkerSet or JobSet with {expected} pods per slice"
+                    ))
+                    .fix(format!(
+                        "run the slice as a LeaderWorkerSet with `size: {expected}`, or as a JobSet"
+                    )),
+            );
+        }
+        Controller::StatefulSet { replicas }
+            if all_multi_host && !hosts.contains(&replicas.value) =>
+        {
+            let message = format!(
+                "`replicas` is {} but a {slice} slice has {expected} hosts",
+                replicas.value
+            );
+            out.push(
+                finding(message, replicas.anchor, &replicas.field)
+                    .found(replicas.value.to_string())
+                    .expected(expected.clone())
+                    .fix(format!(
+                        "set `replicas: {expected}`: one pod per VM of the slice"
+                    )),
+            );
+        }
+        Controller::LeaderWorkerSet {
+            size,
+            role: GroupRole::Worker,
+            leader,
+            ..
+        } => {
+            // With a separate leader template, the leader is on the slice only when it
+            // requests TPU chips itself; without one, every pod of the group is a worker.
+            let leader_on_slice = leader.is_none_or(|leader| {
+                let path = template.path.replace("workerTemplate", "leaderTemplate");
+                workload::request(leader, &path, TPU_RESOURCE)
+                    .is_some_and(|request| request.count > 0)
+            });
+            let tpu_pods = if leader_on_slice {
+                size.value
+            } else {
+                size.value - 1
+            };
+            if !hosts.contains(&tpu_pods) {
+                let sizes: BTreeSet<i64> = hosts
+                    .iter()
+                    .map(|hosts| hosts + i64::from(!leader_on_slice))
+                    .collect();
+                let sizes = hosts_text(&sizes);
+                let message = format!(
+                    "a group runs {tpu_pods} TPU pods but a {slice} slice has {expected} hosts"
+                );
+                out.push(
+                    finding(message, size.anchor, &size.field)
+                        .found(size.value.to_string())
+                        .expected(sizes.clone())
+                        .fix(format!(
+                            "set `size: {sizes}`: one TPU pod per VM of the slice"
+                        )),
+                );
+            }
+        }
+        _ => {}
+    }
+}
