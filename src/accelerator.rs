@@ -287,3 +287,68 @@ pub fn resolve_gpu(planner: &mut Planner<'_>, spec: &GpuSpec) -> Option<GpuPlan>
         attached: gpu.attached,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blueprint::Blueprint;
+    use crate::kinds::Registry;
+    use crate::plan::Repository;
+
+    /// Resolves `spec` with a planner on a throwaway blueprint; the plan or the rule ids found.
+    fn gpu(spec: GpuSpec) -> Result<GpuPlan, Vec<String>> {
+        let text = "apiVersion: aiml.dev/v1alpha1\nkind: MultisliceTraining\nmetadata: {name: g}\nspec: {project: p}\n";
+        let documents = crate::yaml::parse_documents(text).unwrap();
+        let registry = Registry::builtin();
+        let blueprint = Blueprint::from_node("b.yaml", &documents[0], &registry).unwrap();
+        let repository = Repository::new();
+        let mut planner = Planner::new(&blueprint, &repository);
+        let plan = resolve_gpu(&mut planner, &spec);
+        let found: Vec<String> = planner
+            .finish()
+            .iter()
+            .map(|d| d.rule.to_string())
+            .collect();
+        plan.ok_or(found)
+    }
+
+    fn spec(type_: &str, count: Option<u32>, machine_type: Option<&str>) -> GpuSpec {
+        GpuSpec {
+            type_: type_.into(),
+            count,
+            machine_type: machine_type.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn gpu_defaults_follow_the_catalog() {
+        let t4 = gpu(spec("nvidia-tesla-t4", None, None)).unwrap();
+        assert_eq!(
+            (t4.machine_type.as_str(), t4.count, t4.attached),
+            ("n1-standard-4", 1, true)
+        );
+        let two_t4 = gpu(spec("nvidia-tesla-t4", Some(2), None)).unwrap();
+        assert_eq!(two_t4.machine_type, "n1-standard-8");
+        let l4 = gpu(spec("nvidia-l4", Some(2), None)).unwrap();
+        assert_eq!(
+            (l4.machine_type.as_str(), l4.attached),
+            ("g2-standard-24", false)
+        );
+    }
+
+    #[test]
+    fn gpu_mistakes_are_findings() {
+        assert_eq!(
+            gpu(spec("nvidia-tesla-t5", None, None)).unwrap_err(),
+            [rule::GPU_TYPE_UNKNOWN]
+        );
+        assert_eq!(
+            gpu(spec("nvidia-tesla-t4", Some(3), None)).unwrap_err(),
+            [rule::GPU_COUNT]
+        );
+        assert_eq!(
+            gpu(spec("nvidia-l4", Some(1), Some("n1-standard-4"))).unwrap_err(),
+            [rule::GPU_COUNT]
+        );
+    }
+}

@@ -23,6 +23,9 @@ pub struct Exports {
     /// The GKE cluster the blueprint creates or runs on, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster: Option<ClusterExport>,
+    /// When the blueprint runs on another blueprint's cluster: that blueprint's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_of: Option<String>,
     /// Network endpoints it serves (serving blueprints).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<ServiceExport>,
@@ -324,18 +327,15 @@ impl<'a> Planner<'a> {
                     ),
                 );
                 d.found = Some(name.to_string());
-                d.expected = Some(if repository.is_empty() {
+                let others: Vec<String> = repository
+                    .keys()
+                    .filter(|n| *n != me)
+                    .map(|n| format!("`{n}`"))
+                    .collect();
+                d.expected = Some(if others.is_empty() {
                     "the name of another blueprint under `blueprints/`".to_string()
                 } else {
-                    format!(
-                        "one of {}",
-                        repository
-                            .keys()
-                            .filter(|n| *n != me)
-                            .map(|n| format!("`{n}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
+                    format!("one of {}", others.join(", "))
                 });
                 d.fix = closest.map(|c| format!("did you mean `{c}`?"));
                 None
@@ -373,20 +373,22 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// Checks an environment variable name (letters, digits, `_`, `-`, `.`, not starting
-    /// with a digit), as Kubernetes validates it.
-    pub fn check_env_name(&mut self, field: &str, name: &str) {
+    /// Checks an environment variable name, a key of the mapping at `map_field` (letters,
+    /// digits, `_`, `-`, `.`, not starting with a digit), as Kubernetes validates it.
+    pub fn check_env_name(&mut self, map_field: &str, name: &str) {
         let valid = !name.is_empty()
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
         if !valid {
-            let d = self.error(
+            let diagnostic = self.blueprint.key_error_at(
                 rule::ENV_NAME,
-                field,
+                map_field,
+                name,
                 format!("invalid environment variable name `{name}`"),
             );
+            let d = self.push(diagnostic);
             d.expected =
                 Some("letters, digits, `_`, `-` and `.`, not starting with a digit".into());
         }

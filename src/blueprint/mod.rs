@@ -184,6 +184,27 @@ impl<'a> Blueprint<'a> {
             .field(field)
     }
 
+    /// A diagnostic pointing at the key `key` of the mapping at the dotted path `map_field`
+    /// (for mistakes in names people choose, such as environment variable names).
+    #[must_use]
+    pub fn key_error_at(
+        &self,
+        rule: impl Into<RuleId>,
+        map_field: &str,
+        key: &str,
+        message: impl Into<String>,
+    ) -> Diagnostic {
+        let path: Vec<&str> = map_field.split('.').filter(|k| !k.is_empty()).collect();
+        let span = self
+            .node
+            .at(&path)
+            .and_then(|map| map.key(key))
+            .map_or_else(|| self.node.closest(map_field).0, |k| k.span);
+        Diagnostic::error(rule, message)
+            .at(self.file, span)
+            .field(format!("{map_field}.{key}"))
+    }
+
     /// Reads `spec` strictly as `T`; structural problems become `blueprint-schema` errors.
     pub fn read_spec<T: serde::de::DeserializeOwned>(&self) -> Result<T, Diagnostic> {
         de::from_node(self.spec(), "spec").map_err(|e| {

@@ -177,6 +177,7 @@ pub struct Gcp {
     /// Zone.
     pub zone: String,
     blueprint: String,
+    project_valid: bool,
     infra: Infrastructure,
     services: BTreeMap<String, Dependency>,
 }
@@ -190,6 +191,8 @@ impl Gcp {
             site.project,
             names::project_id,
         );
+        // Names defaulted from a bad project id would repeat its finding.
+        let project_valid = names::project_id(site.project).is_ok();
         if let Err(reason) = names::region(site.region) {
             let d = planner.error(
                 rule::LOCATION,
@@ -222,13 +225,16 @@ impl Gcp {
             .namespace
             .clone()
             .unwrap_or_else(|| site.project.to_string());
-        planner.check_name(
-            rule::KUBERNETES_NAME,
-            "spec.configConnector.namespace",
-            &namespace,
-            crate::blueprint::check_dns_label,
-        );
+        if project_valid || site.config_connector.namespace.is_some() {
+            planner.check_name(
+                rule::KUBERNETES_NAME,
+                "spec.configConnector.namespace",
+                &namespace,
+                crate::blueprint::check_dns_label,
+            );
+        }
         Self {
+            project_valid,
             project: site.project.to_string(),
             region: site.region.to_string(),
             zone: site.zone.to_string(),
@@ -526,6 +532,17 @@ impl Gcp {
         let me = planner.name().to_string();
         let exported = planner.reference(field, other)?;
         let Some(cluster) = exported.exports.cluster.clone() else {
+            if let Some(owner) = &exported.exports.cluster_of {
+                let d = planner.error(
+                    rule::REFERENCE,
+                    field,
+                    format!(
+                        "blueprint `{other}` runs on the cluster of blueprint `{owner}`; `{me}` can use that cluster directly"
+                    ),
+                );
+                d.fix = Some(format!("set `{field}: {owner}`"));
+                return None;
+            }
             let d = planner.error(
                 rule::REFERENCE,
                 field,
@@ -821,12 +838,14 @@ impl Gcp {
             .name
             .clone()
             .unwrap_or_else(|| default_name.to_string());
-        planner.check_name(
-            rule::BUCKET_NAME,
-            &format!("{field}.name"),
-            &name,
-            names::bucket,
-        );
+        if spec.name.is_some() || self.project_valid {
+            planner.check_name(
+                rule::BUCKET_NAME,
+                &format!("{field}.name"),
+                &name,
+                names::bucket,
+            );
+        }
         if spec.existing {
             return BucketHandle {
                 reference: Ref::external(name.clone()),

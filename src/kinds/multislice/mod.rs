@@ -250,8 +250,11 @@ impl TypedKind for MultisliceTraining {
         "TPU training with JobSet and Kueue across one or more slices, with its GKE cluster";
 
     fn exports(spec: &Spec, blueprint: &Blueprint<'_>) -> Exports {
-        if spec.cluster.blueprint.is_some() {
-            return Exports::default();
+        if let Some(owner) = &spec.cluster.blueprint {
+            return Exports {
+                cluster_of: Some(owner.clone()),
+                ..Exports::default()
+            };
         }
         let region = spec
             .region
@@ -275,7 +278,7 @@ impl TypedKind for MultisliceTraining {
                     .unwrap_or_else(|| spec.project.clone()),
                 managed: !spec.cluster.existing,
             }),
-            services: Vec::new(),
+            ..Exports::default()
         }
     }
 
@@ -375,7 +378,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         .unwrap_or_else(|| DEFAULT_IMAGE.into());
     planner.check_image("spec.training.image", &image);
     for variable in spec.training.env.keys() {
-        planner.check_env_name(&format!("spec.training.env.{variable}"), variable);
+        planner.check_env_name("spec.training.env", variable);
     }
 
     for service in SERVICES {

@@ -1,0 +1,105 @@
+//! Runs every fixture under `tests/fixtures/blueprints/` through loading and planning (no
+//! kustomize): the blueprint-level rules.
+//!
+//! Each fixture is a blueprints file. `err_<rule-id>[_<case>].yaml` must produce at least one
+//! finding of that rule, pointed at the fixture (file and line), and no error of another rule
+//! unless a `# also: <rule-id>, …` line allows it; the findings as a person sees them are
+//! snapshotted. Every rule in `aiml::plan::RULES` must have an `err_` fixture.
+
+use std::collections::BTreeSet;
+
+use aiml::diagnostic::{Diagnostic, render_human};
+use aiml::kinds::Registry;
+
+const FIXTURES: &str = "tests/fixtures/blueprints";
+
+/// Rules no shipped kind can reach yet (no kind has a `gpu` stanza before the Triton kind);
+/// the unit tests of `aiml::accelerator` cover them.
+const UNIT_TESTED: &[&str] = &["gpu-type-unknown", "gpu-count"];
+
+/// Loads `text` as the only blueprint file of a repository and plans it.
+fn findings(file_name: &str, text: &str) -> Vec<Diagnostic> {
+    let repo = tempfile::tempdir().expect("temp dir");
+    let blueprints = repo.path().join("blueprints");
+    std::fs::create_dir_all(&blueprints).expect("mkdir");
+    std::fs::write(blueprints.join(file_name), text).expect("write");
+    let registry = Registry::builtin();
+    let loaded = aiml::repo::load(repo.path(), &registry).expect("load");
+    let (_, diagnostics) = aiml::render::compile(&loaded, &registry, &[]).expect("compile");
+    diagnostics
+}
+
+fn rule_of(stem: &str) -> Option<&str> {
+    let rest = stem.strip_prefix("err_")?;
+    Some(rest.split_once('_').map_or(rest, |(rule, _)| rule))
+}
+
+fn also_allowed(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("# also:"))
+        .flat_map(|list| list.split(','))
+        .map(str::trim)
+        .filter(|rule| !rule.is_empty())
+        .collect()
+}
+
+#[test]
+fn every_fixture_finds_its_rule_at_the_blueprint_line() {
+    let mut covered = BTreeSet::new();
+    let mut paths: Vec<_> = std::fs::read_dir(FIXTURES)
+        .expect("fixtures")
+        .map(|entry| entry.expect("entry").path())
+        .collect();
+    paths.sort();
+    for path in paths {
+        let file_name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).expect("read");
+        let found = findings(&file_name, &text);
+        let Some(rule) = rule_of(&stem) else {
+            panic!("{file_name}: fixtures here are all `err_<rule>`");
+        };
+        covered.insert(rule.to_string());
+        assert!(
+            found.iter().any(|d| d.rule == rule),
+            "{file_name}: no `{rule}` finding in {found:#?}"
+        );
+        let allowed = also_allowed(&text);
+        for d in &found {
+            assert!(
+                !d.is_error() || d.rule == rule || allowed.contains(&d.rule.as_str()),
+                "{file_name}: unexpected `{}`: {}",
+                d.rule,
+                d.message
+            );
+            assert_eq!(d.file, format!("blueprints/{file_name}"), "{file_name}");
+            assert!(d.line > 0, "{file_name}: `{}` has no line", d.rule);
+        }
+        let lookup = |f: &str| (f == format!("blueprints/{file_name}")).then(|| text.clone());
+        insta::with_settings!({snapshot_suffix => stem.clone(), prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!("blueprint_rule", render_human(&found, &lookup, false));
+        });
+    }
+    let missing: Vec<&str> = aiml::plan::RULES
+        .iter()
+        .map(|(id, _)| *id)
+        .filter(|id| !covered.contains(*id) && !UNIT_TESTED.contains(id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules without an err_ fixture: {missing:?}"
+    );
+}
+
+#[test]
+fn blueprint_rule_ids_are_unique_kebab_case() {
+    let mut seen = BTreeSet::new();
+    for (id, summary) in aiml::plan::RULES {
+        assert!(
+            id.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+            "{id}"
+        );
+        assert!(seen.insert(*id), "{id} twice");
+        assert!(!summary.is_empty());
+    }
+}
