@@ -575,6 +575,19 @@ pub fn commit(
     names: &[String],
     full: bool,
 ) -> std::io::Result<Vec<Drift>> {
+    commit_with(root, staging, names, full, &mut |from, to| {
+        fs_err::rename(from, to)
+    })
+}
+
+/// [`commit`] with the rename it performs injected, so tests can make one fail.
+fn commit_with(
+    root: &Path,
+    staging: &Path,
+    names: &[String],
+    full: bool,
+    rename: &mut dyn FnMut(&Path, &Path) -> std::io::Result<()>,
+) -> std::io::Result<Vec<Drift>> {
     let drift = compare(root, staging, names, full)?;
     let changed: BTreeSet<PathBuf> = owned_dirs(root, staging, names, full)?
         .into_iter()
@@ -592,7 +605,7 @@ pub fn commit(
             let backup = if target.exists() {
                 let backup = backups.join(index.to_string());
                 fs_err::create_dir_all(&backups)?;
-                fs_err::rename(&target, &backup)?;
+                rename(&target, &backup)?;
                 Some(backup)
             } else {
                 None
@@ -602,7 +615,7 @@ pub fn commit(
                 if let Some(parent) = target.parent() {
                     fs_err::create_dir_all(parent)?;
                 }
-                fs_err::rename(&staged, &target)?;
+                rename(&staged, &target)?;
             }
         }
         Ok(())
@@ -620,4 +633,84 @@ pub fn commit(
         return Err(error);
     }
     Ok(drift)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path, text: &str) {
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::write(path, text).unwrap();
+    }
+
+    /// A repository with two rendered blueprints and a staged render that changes both.
+    fn scenario() -> (tempfile::TempDir, tempfile::TempDir) {
+        let root = tempfile::tempdir().unwrap();
+        let staging = tempfile::tempdir().unwrap();
+        for name in ["a", "b"] {
+            for top in [OVERLAYS_DIR, RENDERED_DIR] {
+                write(&root.path().join(top).join(name).join("f.yaml"), "old\n");
+                write(&staging.path().join(top).join(name).join("f.yaml"), "new\n");
+            }
+        }
+        (root, staging)
+    }
+
+    #[test]
+    fn a_failed_swap_puts_every_folder_back() {
+        for fail_at in 1..=7 {
+            let (root, staging) = scenario();
+            let before = read_tree(root.path()).unwrap();
+            let mut calls = 0;
+            let result = commit_with(root.path(), staging.path(), &[], true, &mut |from, to| {
+                calls += 1;
+                if calls == fail_at {
+                    return Err(std::io::Error::other("disk full"));
+                }
+                fs_err::rename(from, to)
+            });
+            assert!(result.is_err(), "rename {fail_at} should fail the commit");
+            assert_eq!(
+                read_tree(root.path()).unwrap(),
+                before,
+                "rename {fail_at} failed: the repository must be as before"
+            );
+        }
+    }
+
+    /// Findings on generated objects point at the blueprint line they trace back to, not at
+    /// the rendered file nobody wrote.
+    #[test]
+    fn findings_on_rendered_objects_point_at_the_blueprint() {
+        let blueprint_text = "apiVersion: aiml.dev/v1alpha1\nkind: MultisliceTraining\nmetadata:\n  name: b\nspec:\n  project: my-project\n  tpu:\n    type: v4-32\n    slices: 2\n";
+        let documents = crate::yaml::parse_documents(blueprint_text).unwrap();
+        let registry = Registry::builtin();
+        let blueprint =
+            Blueprint::from_node("blueprints/b.yaml", &documents[0], &registry).unwrap();
+        // A two-slice JobSet without exclusive placement, as a broken template would render it.
+        let rendered = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: b\n  namespace: b\n  labels:\n    app.kubernetes.io/managed-by: kubectl-aiml\n    app.kubernetes.io/instance: b\nspec:\n  replicatedJobs:\n  - name: slice\n    replicas: 2\n    template:\n      spec:\n        parallelism: 4\n        completions: 4\n        template:\n          spec:\n            nodeSelector:\n              cloud.google.com/gke-tpu-accelerator: tpu-v4-podslice\n              cloud.google.com/gke-tpu-topology: 2x2x4\n            containers:\n            - name: c\n              image: busybox:1\n              resources:\n                limits:\n                  google.com/tpu: 4\n";
+        let manifests = manifest::split(rendered).unwrap();
+        let found = check_manifests(&blueprint, &manifests);
+        let finding = found
+            .iter()
+            .find(|d| d.rule == "jobset-exclusive-topology")
+            .unwrap_or_else(|| panic!("{found:#?}"));
+        assert_eq!(finding.file, "blueprints/b.yaml");
+        assert_eq!(
+            (finding.line, finding.column),
+            (9, 13),
+            "the `slices: 2` value"
+        );
+    }
+
+    #[test]
+    fn a_successful_swap_replaces_every_changed_folder() {
+        let (root, staging) = scenario();
+        let drift = commit(root.path(), staging.path(), &[], true).unwrap();
+        assert_eq!(drift.len(), 4);
+        for (path, content) in read_tree(root.path()).unwrap() {
+            assert_eq!(content, b"new\n", "{path}");
+        }
+    }
 }

@@ -491,3 +491,113 @@ fn validate_checks_manifests_given_as_paths() {
     let run = repo.aiml(&["validate", "k8s/flavor.yaml"]);
     assert_eq!(run.code, 0, "{}", run.transcript());
 }
+
+/// The example under another name: what a team adds for a second training.
+fn second_blueprint(name: &str) -> String {
+    EXAMPLE.replace(
+        "name: multislice-v4-32-training\n",
+        &format!("name: {name}\n"),
+    )
+}
+
+/// A second `MultisliceTraining` gets its own cluster-scoped and project-scoped names:
+/// nothing collides, and both render.
+#[test]
+fn a_second_training_blueprint_renders_without_collisions() {
+    let repo = TestRepo::new();
+    repo.write(
+        "blueprints/second.yaml",
+        &second_blueprint("multislice-v4-32-training-second"),
+    );
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let generated = repo.generated();
+    let files = |name: &str| -> std::collections::BTreeSet<String> {
+        generated
+            .keys()
+            .filter_map(|p| p.strip_prefix(&format!("rendered/{name}/")))
+            .map(ToString::to_string)
+            .collect()
+    };
+    let first = files("multislice-v4-32-training");
+    let second = files("multislice-v4-32-training-second");
+    assert_eq!(first.len(), second.len());
+    assert!(
+        first.is_disjoint(&second),
+        "shared objects: {:?}",
+        first.intersection(&second).collect::<Vec<_>>()
+    );
+}
+
+/// Two blueprints that would render the same object are refused, naming both.
+#[test]
+fn blueprints_rendering_the_same_object_are_refused() {
+    let repo = TestRepo::new();
+    assert_eq!(repo.aiml(&["render"]).code, 0);
+    let before = repo.generated();
+    let shared = second_blueprint("other-training").replace(
+        "  project: my-project",
+        "  project: my-project\n  namespace: multislice-v4-32-training",
+    );
+    repo.write("blueprints/other.yaml", &shared);
+    let run = repo.aiml(&["render", "-o", "json"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    let findings: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let collisions: Vec<&str> = findings
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter(|f| f["rule"] == "blueprint-object-collision")
+        .map(|f| f["message"].as_str().expect("message"))
+        .collect();
+    assert!(
+        collisions.iter().any(|m| m.contains("`other-training`")
+            && m.contains("`multislice-v4-32-training`")
+            && m.contains("`Namespace` `multislice-v4-32-training`")),
+        "{collisions:#?}"
+    );
+    assert_eq!(before, repo.generated(), "nothing written");
+
+    // Rendering only the new blueprint still sees the other one's committed objects.
+    let run = repo.aiml(&["render", "other-training"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("blueprint-object-collision"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Same blueprints, another folder, other file names, files written in another order: the
+/// rendered objects are byte for byte the same.
+#[test]
+fn output_does_not_depend_on_folders_file_names_or_walk_order() {
+    let second = second_blueprint("second-training");
+    let one = TestRepo::new();
+    one.write("blueprints/second.yaml", &second);
+    let other = tempfile::tempdir().expect("temp dir");
+    let nested = other.path().join("some/deeper/checkout");
+    let two = TestRepo {
+        dir: tempfile::tempdir_in({
+            std::fs::create_dir_all(&nested).expect("mkdir");
+            &nested
+        })
+        .expect("temp dir"),
+    };
+    // Both blueprints in one file, in reverse order, in a sub-folder.
+    two.write(
+        "blueprints/team/all.yml",
+        &format!("{second}---\n{EXAMPLE}"),
+    );
+    for repo in [&one, &two] {
+        let run = repo.aiml(&["render"]);
+        assert_eq!(run.code, 0, "{}", run.transcript());
+    }
+    let objects = |repo: &TestRepo| -> BTreeMap<String, Vec<u8>> {
+        repo.generated()
+            .into_iter()
+            .filter(|(path, _)| !path.ends_with("kustomization.yaml"))
+            .collect()
+    };
+    assert_eq!(objects(&one), objects(&two));
+}
