@@ -21,5 +21,6 @@ pub mod manifest;
 pub mod overlay;
 pub mod render;
 pub mod repo;
+pub mod schema;
 pub mod validate;
 pub mod yaml;
