@@ -763,7 +763,7 @@ impl<'r, 'a> Violation<'r, 'a> {
                 format!("a string matching `{}`", cut(pattern, 120)),
             )
         };
-        self.bounded_with(format!("is not {what}"), &expected)
+        self.bounded(format!("is not {what}"), &expected)
     }
 
     fn format(&self, format: &str) -> Diagnostic {
@@ -782,15 +782,11 @@ impl<'r, 'a> Violation<'r, 'a> {
             ),
             other => ("well-formed", format!("a `{other}` string")),
         };
-        self.bounded_with(format!("is not {what}"), &expected)
+        self.bounded(format!("is not {what}"), &expected)
     }
 
     /// A finding "`field` {predicate}", showing the value found.
     fn bounded(&self, predicate: String, expected: &str) -> Diagnostic {
-        self.bounded_with(predicate, expected)
-    }
-
-    fn bounded_with(&self, predicate: String, expected: &str) -> Diagnostic {
         let written = self.report.written(self.located.node);
         let field = self.field();
         self.report.diagnostic(

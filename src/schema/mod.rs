@@ -214,6 +214,9 @@ impl Schemas {
             return Vec::new(); // blueprints are checked by the blueprint reader
         }
         let kind = object.id.kind.as_str();
+        if object.api_version == "v1" && kind == "List" {
+            return self.check_list(object, source, options);
+        }
         let report = explain::Report::new(object, source);
         if let Some(removed) = versions::removal(object.api_version, kind) {
             return vec![report.removed(removed)];
@@ -241,6 +244,34 @@ impl Schemas {
             && let Some(metadata) = object.node.get("metadata")
         {
             check_metadata(&report, metadata, &mut out);
+        }
+        out
+    }
+
+    /// `kind: List` is no API kind: kubectl applies its `items` one by one, so each item is
+    /// checked as an object.
+    fn check_list(
+        &self,
+        list: &Object<'_>,
+        source: Option<&str>,
+        options: &CheckOptions,
+    ) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let items = list.node.get("items").and_then(Node::as_seq).unwrap_or(&[]);
+        for (index, item) in items.iter().enumerate() {
+            match Object::from_node(list.file, item) {
+                Some(object) => out.extend(self.check_impl(&object, source, options)),
+                None => out.push(
+                    Diagnostic::error(
+                        rule::SCHEMA_VIOLATION,
+                        format!("`items[{index}]` is not a Kubernetes object"),
+                    )
+                    .at(list.file, item.span)
+                    .object(list.id.clone())
+                    .field(format!("items[{index}]"))
+                    .expected("a mapping with `apiVersion`, `kind` and `metadata.name`"),
+                ),
+            }
         }
         out
     }

@@ -180,6 +180,14 @@ fn deprecated_versions_warn() {
     );
 }
 
+#[test]
+fn list_items_are_checked_one_by_one() {
+    let text = "apiVersion: v1\nkind: List\nmetadata: {name: all}\nitems:\n- apiVersion: v1\n  kind: ServiceAccount\n  metadata: {name: a}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n  data: {replicas: 2}\n- {kind: Orphan}\n";
+    let found = check_text(text, &CheckOptions::default());
+    let fields: Vec<&str> = found.iter().filter_map(|d| d.field.as_deref()).collect();
+    assert_eq!(fields, ["data.replicas", "items[2]"], "{found:#?}");
+}
+
 const WIDGET_SCHEMA: &str = r#"{
   "type": "object",
   "properties": {
