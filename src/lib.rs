@@ -28,5 +28,6 @@ pub mod overlay;
 pub mod plan;
 pub mod render;
 pub mod repo;
+pub mod schema;
 pub mod validate;
 pub mod yaml;

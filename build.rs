@@ -1,0 +1,77 @@
+//! Packs `schemas/` into the binary: every file deflated on its own (so the checker inflates
+//! only the schemas of the kinds it meets), concatenated into `OUT_DIR/schemas.bin`, with a
+//! table of contents in `OUT_DIR/schemas.rs` that `src/schema/embedded.rs` includes.
+//!
+//! Reruns only when something under `schemas/` (or this file) changes.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// miniz_oxide's best compression; packing all of `schemas/` takes well under a second.
+const LEVEL: u8 = 9;
+
+fn main() {
+    let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let schemas = root.join("schemas");
+    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-changed=schemas");
+
+    let mut files = Vec::new();
+    collect(&schemas, &mut files);
+    // Sorted by the name the table holds (not by path components), for binary search.
+    let mut files: Vec<(String, PathBuf)> = files
+        .into_iter()
+        .map(|file| {
+            let name = file
+                .strip_prefix(&schemas)
+                .expect("under schemas/")
+                .to_str()
+                .expect("UTF-8 file name")
+                .replace('\\', "/");
+            (name, file)
+        })
+        .filter(|(name, _)| name.ends_with(".json")) // SOURCES.md: for people, not run time
+        .collect();
+    files.sort();
+
+    let mut blob = Vec::new();
+    let mut toc = String::from(
+        "/// `(path under schemas/, offset in the blob, deflated length, inflated length)`, sorted.\n\
+         pub(super) static ENTRIES: &[(&str, usize, usize, usize)] = &[\n",
+    );
+    for (name, file) in &files {
+        let raw = fs::read(file).unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+        let packed = miniz_oxide::deflate::compress_to_vec(&raw, LEVEL);
+        writeln!(
+            toc,
+            "    ({name:?}, {}, {}, {}),",
+            blob.len(),
+            packed.len(),
+            raw.len()
+        )
+        .expect("write to a String");
+        blob.extend_from_slice(&packed);
+    }
+    toc.push_str("];\n");
+    toc.push_str(
+        "/// Every entry's deflated bytes, back to back.\n\
+         pub(super) static BLOB: &[u8] = include_bytes!(concat!(env!(\"OUT_DIR\"), \"/schemas.bin\"));\n",
+    );
+    fs::write(out.join("schemas.bin"), &blob).expect("write schemas.bin");
+    fs::write(out.join("schemas.rs"), toc).expect("write schemas.rs");
+}
+
+fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
+    let entries =
+        fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            collect(&path, files);
+        } else {
+            files.push(path);
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! Schema checking: every object against the JSON Schema of its kind, offline, as the API
+//! server would (what kubeconform does, built in).
+//!
+//! Schemas come from the vendored `schemas/` folder, compressed into the binary by `build.rs`
+//! ([`Schemas::embedded`]): the Kubernetes 1.32 built-in kinds (strict: unknown fields are
+//! errors, as with `kubectl apply`'s default server-side field validation) and the CRDs the
+//! project renders (Config Connector, JobSet, Kueue, LeaderWorkerSet, Managed Prometheus,
+//! Istio, Config Sync, Argo CD). [`Schemas::with_dirs`] adds folders in kubeconform layout,
+//! which win over the embedded set.
+//!
+//! Each `(apiVersion, kind)` schema is inflated, parsed and compiled once, on first use, and
+//! shared: [`Schemas`] is `Sync`, so callers check objects in parallel. Objects are validated
+//! in place (see `instance`), and errors are explained only for objects that fail.
+//!
+//! Findings ([`RULES`]):
+//! - `schema-violation`: the object does not match its schema. One finding per defect, at the
+//!   offending value (a missing field: at its parent; an unknown field: at the key), with the
+//!   dotted field path, what was found and expected, and a fix where one is clear.
+//! - `api-version-removed`: a built-in API version Kubernetes 1.32 no longer serves (the
+//!   release that removed it and the replacement come from `versions`).
+//! - `api-version-deprecated`: served but deprecated (a CRD version marked deprecated, e.g.
+//!   Kueue `v1beta1`, or a deprecated built-in); a warning.
+//! - `kind-not-served`: a built-in API group that does not serve this version or kind.
+//! - `schema-unknown-kind`: no schema for the kind at all; a warning, an error with
+//!   [`CheckOptions::strict`].
+//! - `schema-invalid`: a schema from a `--schemas` folder that does not parse or compile.
+//!
+//! Not checked: CEL rules (`x-kubernetes-validations`), the API server's Go validation beyond
+//! the schema (name formats, immutable fields, cross-field rules such as a selector matching
+//! the template's labels), integer ranges of `format: int32`/`int64`, and list-map key
+//! uniqueness (`x-kubernetes-list-map-keys`).
+//!
+//! YAML: our parser reads YAML 1.2, kubectl YAML 1.1. A plain `yes`/`no`/`on`/`off`/`y`/`n`
+//! is a string to us and a boolean to kubectl; the checker reads it as kubectl does, so an
+//! unquoted `on` where a string is expected (a label value) is a finding that says so.
+
+mod embedded;
+mod explain;
+mod formats;
+mod instance;
+mod store;
+pub mod versions;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use crate::diagnostic::Diagnostic;
+use crate::validate::{Object, Rule};
+use crate::yaml::Node;
+
+pub use store::KindSummary;
+
+/// Rule ids, one constant each.
+pub mod rule {
+    /// The object does not match the schema of its kind.
+    pub const SCHEMA_VIOLATION: &str = "schema-violation";
+    /// No schema for the object's `apiVersion` and `kind`.
+    pub const SCHEMA_UNKNOWN_KIND: &str = "schema-unknown-kind";
+    /// A schema given with `--schemas` does not parse or compile.
+    pub const SCHEMA_INVALID: &str = "schema-invalid";
+    /// A built-in API version Kubernetes 1.32 no longer serves.
+    pub const API_VERSION_REMOVED: &str = "api-version-removed";
+    /// A served but deprecated API version.
+    pub const API_VERSION_DEPRECATED: &str = "api-version-deprecated";
+    /// A built-in API group that does not serve this version or kind.
+    pub const KIND_NOT_SERVED: &str = "kind-not-served";
+}
+
+/// Every schema rule, for listings and docs.
+pub const RULES: &[Rule] = &[
+    Rule {
+        id: rule::SCHEMA_VIOLATION,
+        summary: "every object matches the schema of its kind (Kubernetes 1.32 built-ins, vendored CRDs, `--schemas`)",
+    },
+    Rule {
+        id: rule::API_VERSION_REMOVED,
+        summary: "no object uses a built-in API version that Kubernetes 1.32 no longer serves",
+    },
+    Rule {
+        id: rule::API_VERSION_DEPRECATED,
+        summary: "objects avoid deprecated API versions (warning)",
+    },
+    Rule {
+        id: rule::KIND_NOT_SERVED,
+        summary: "a built-in API group serves the object's version and kind",
+    },
+    Rule {
+        id: rule::SCHEMA_UNKNOWN_KIND,
+        summary: "every object's kind has a schema (warning; error with --strict)",
+    },
+    Rule {
+        id: rule::SCHEMA_INVALID,
+        summary: "schemas given with --schemas parse and compile",
+    },
+];
+
+/// The Kubernetes release whose built-in kinds are embedded.
+pub const KUBERNETES_VERSION: &str = "1.32";
+
+/// How to check.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// A kind without a schema is an error instead of a warning.
+    pub strict: bool,
+}
+
+/// Why a schema folder could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// The folder (or a folder in it) cannot be read.
+    #[error("cannot read schema folder {}: {source}", path.display())]
+    Read {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The folder holds no `.json` schema in a layout we know.
+    #[error(
+        "{} holds no JSON schema: expected <group>/<kind>_<version>.json, <kind>_<version>.json \
+         or <kind>-<group>-<version>.json files",
+        path.display()
+    )]
+    Empty {
+        /// The folder.
+        path: PathBuf,
+    },
+}
+
+/// A set of schemas: the embedded ones, plus any folders given.
+pub struct Schemas {
+    store: store::Store,
+}
+
+impl Schemas {
+    /// The schemas built into the binary. Cheap after the first call (which reads two small
+    /// indexes); schemas themselves are inflated and compiled per kind, on first use.
+    #[must_use]
+    pub fn embedded() -> &'static Schemas {
+        static EMBEDDED: OnceLock<Schemas> = OnceLock::new();
+        EMBEDDED.get_or_init(|| Schemas {
+            store: store::Store::embedded().clone(),
+        })
+    }
+
+    /// The embedded schemas plus those in `dirs` (kubeconform layouts:
+    /// `<group>/<kind>_<version>.json`, `<kind>_<version>.json`,
+    /// `<kind>-<group>-<version>.json`; kind in lower case). A schema found in a folder wins
+    /// over the embedded one; earlier folders win over later ones. Compiled embedded schemas
+    /// are shared with [`Schemas::embedded`].
+    ///
+    /// # Errors
+    ///
+    /// When a folder cannot be read or holds no schema.
+    pub fn with_dirs(dirs: &[PathBuf]) -> Result<Schemas, SchemaError> {
+        let mut store = store::Store::embedded().clone();
+        for dir in dirs {
+            store.add_dir(dir)?;
+        }
+        Ok(Schemas { store })
+    }
+
+    /// Checks one object; findings are in document order.
+    #[must_use]
+    pub fn check(&self, object: &Object<'_>, options: &CheckOptions) -> Vec<Diagnostic> {
+        self.check_impl(object, None, options)
+    }
+
+    /// Like [`Schemas::check`], with the text the object was parsed from (its spans index
+    /// into it), so that fixes quote values exactly as written (`1.10`, not `1.1`).
+    #[must_use]
+    pub fn check_with_source(
+        &self,
+        object: &Object<'_>,
+        source: &str,
+        options: &CheckOptions,
+    ) -> Vec<Diagnostic> {
+        self.check_impl(object, Some(source), options)
+    }
+
+    /// Whether a schema is known for `api_version` `kind`.
+    #[must_use]
+    pub fn has_schema(&self, api_version: &str, kind: &str) -> bool {
+        self.store.lookup(api_version, kind).is_some()
+    }
+
+    /// Every kind of the embedded index and of the folders' files, sorted.
+    #[must_use]
+    pub fn kinds(&self) -> Vec<KindSummary> {
+        self.store.summaries()
+    }
+
+    /// Compiles the schema of `api_version` `kind` now (it is otherwise compiled on first
+    /// use); `Err` says why it cannot be, `Ok(false)` that there is no such schema.
+    ///
+    /// # Errors
+    ///
+    /// When the schema does not parse or compile.
+    pub fn compile(&self, api_version: &str, kind: &str) -> Result<bool, String> {
+        match self.store.lookup(api_version, kind) {
+            Some(entry) => entry.compiled().map(|_| true),
+            None => Ok(false),
+        }
+    }
+
+    fn check_impl(
+        &self,
+        object: &Object<'_>,
+        source: Option<&str>,
+        options: &CheckOptions,
+    ) -> Vec<Diagnostic> {
+        let group = object.group();
+        if group == crate::manifest::group_of(crate::blueprint::API_VERSION) {
+            return Vec::new(); // blueprints are checked by the blueprint reader
+        }
+        let kind = object.id.kind.as_str();
+        if object.api_version == "v1" && kind == "List" {
+            return self.check_list(object, source, options);
+        }
+        let report = explain::Report::new(object, source);
+        if let Some(removed) = versions::removal(object.api_version, kind) {
+            return vec![report.removed(removed)];
+        }
+        let Some(entry) = self.store.lookup(object.api_version, kind) else {
+            return vec![self.unknown(&report, options)];
+        };
+        let mut out = Vec::new();
+        if let Some(deprecation) = entry.deprecation() {
+            out.push(report.deprecated(deprecation));
+        }
+        let compiled = match entry.compiled() {
+            Ok(compiled) => compiled,
+            Err(why) => {
+                out.push(report.invalid_schema(&why));
+                return out;
+            }
+        };
+        let root = instance::At(object.node);
+        if !compiled.validator.is_valid(root) {
+            let errors: Vec<_> = compiled.validator.iter_errors(root).collect();
+            explain_all(&report, &errors, compiled, "", object.node, &mut out);
+        }
+        if entry.is_custom_resource(&self.store, group)
+            && let Some(metadata) = object.node.get("metadata")
+        {
+            check_metadata(&report, metadata, &mut out);
+        }
+        out
+    }
+
+    /// `kind: List` is no API kind: kubectl applies its `items` one by one, so each item is
+    /// checked as an object.
+    fn check_list(
+        &self,
+        list: &Object<'_>,
+        source: Option<&str>,
+        options: &CheckOptions,
+    ) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let items = list.node.get("items").and_then(Node::as_seq).unwrap_or(&[]);
+        for (index, item) in items.iter().enumerate() {
+            match Object::from_node(list.file, item) {
+                Some(object) => out.extend(self.check_impl(&object, source, options)),
+                None => out.push(
+                    Diagnostic::error(
+                        rule::SCHEMA_VIOLATION,
+                        format!("`items[{index}]` is not a Kubernetes object"),
+                    )
+                    .at(list.file, item.span)
+                    .object(list.id.clone())
+                    .field(format!("items[{index}]"))
+                    .expected("a mapping with `apiVersion`, `kind` and `metadata.name`"),
+                ),
+            }
+        }
+        out
+    }
+
+    /// The finding for an object whose kind has no schema.
+    fn unknown(&self, report: &explain::Report<'_>, options: &CheckOptions) -> Diagnostic {
+        let object = report.object;
+        let group = object.group();
+        let served = self.store.served_as(&object.id.kind, group);
+        if self.store.is_builtin_group(group) {
+            report.not_served(&served)
+        } else {
+            report.unknown_kind(&served, self.store.is_known_group(group), options.strict)
+        }
+    }
+}
+
+/// Custom resources' `metadata` is checked by the API server like every object's: against
+/// `ObjectMeta`, which CRD schemas leave out (`metadata: {type: object}`).
+fn check_metadata(report: &explain::Report<'_>, metadata: &Node, out: &mut Vec<Diagnostic>) {
+    let Ok(meta) = store::object_meta() else {
+        return; // the embedded definitions are tested to load
+    };
+    let at = instance::At(metadata);
+    if !meta.validator.is_valid(at) {
+        let errors: Vec<_> = meta.validator.iter_errors(at).collect();
+        explain_all(report, &errors, meta, "/metadata", metadata, out);
+    }
+}
+
+/// One finding per defect: errors that repeat a type error on the same value are dropped.
+fn explain_all(
+    report: &explain::Report<'_>,
+    errors: &[jsonschema::ValidationError<'_>],
+    compiled: &store::Compiled,
+    prefix: &str,
+    root: &Node,
+    out: &mut Vec<Diagnostic>,
+) {
+    let typed = explain::typed_paths(errors);
+    for error in errors {
+        if !explain::is_redundant(error, &typed) {
+            report.violation(error, compiled, prefix, root, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
