@@ -25,7 +25,26 @@ use crate::manifest::{self, Manifest};
 use crate::overlay::TemplateError;
 use crate::plan::{Planner, Repository};
 use crate::repo::{self, OVERLAYS_DIR, RENDERED_DIR};
+use crate::schema::{CheckOptions, Schemas};
 use crate::validate::{self, Object};
+
+/// How rendered objects are checked: against which schemas, how strictly.
+#[derive(Clone, Copy)]
+pub struct Checks<'s> {
+    /// Schemas of the kinds (embedded, plus `--schemas` folders).
+    pub schemas: &'s Schemas,
+    /// Schema options (`--strict`: unknown kinds are errors).
+    pub options: CheckOptions,
+}
+
+impl Default for Checks<'static> {
+    fn default() -> Self {
+        Self {
+            schemas: Schemas::embedded(),
+            options: CheckOptions::default(),
+        }
+    }
+}
 
 /// An operation that could not be done (exit code 2), as opposed to findings.
 #[derive(Debug, thiserror::Error)]
@@ -129,6 +148,7 @@ pub fn build(
     registry: &Registry,
     names: &[String],
     kustomize: &Kustomize,
+    checks: Checks<'_>,
     root: &Path,
     staging: &Path,
 ) -> Result<Report, RenderError> {
@@ -162,7 +182,7 @@ pub fn build(
     // Phase 2: plan, compile, build and validate the selected blueprints in parallel.
     let results: Vec<Result<BlueprintResult, RenderError>> = selected(&read, names)
         .par_iter()
-        .map(|r| build_one(r, &repository, kustomize, staging))
+        .map(|r| build_one(r, &repository, kustomize, checks, staging))
         .collect();
     for result in results {
         let result = result?;
@@ -264,6 +284,7 @@ fn build_one(
     read: &Read<'_>,
     repository: &Repository,
     kustomize: &Kustomize,
+    checks: Checks<'_>,
     staging: &Path,
 ) -> Result<BlueprintResult, RenderError> {
     let blueprint = &read.blueprint;
@@ -305,7 +326,7 @@ fn build_one(
         manifests.extend(built);
     }
     manifests.sort_by(|a, b| a.path.cmp(&b.path));
-    diagnostics.extend(check_manifests(blueprint, &manifests));
+    diagnostics.extend(check_manifests(blueprint, &manifests, checks));
     let rendered_dir = staging.join(RENDERED_DIR).join(&name);
     write_tree(
         &rendered_dir,
@@ -423,8 +444,13 @@ fn describe(id: &ObjectRef) -> String {
     }
 }
 
-/// Runs every rule on a blueprint's rendered objects and points findings at the blueprint.
-fn check_manifests(blueprint: &Blueprint<'_>, manifests: &[Manifest]) -> Vec<Diagnostic> {
+/// Checks a blueprint's rendered objects against their schemas and every rule, and points
+/// the findings at the blueprint.
+fn check_manifests(
+    blueprint: &Blueprint<'_>,
+    manifests: &[Manifest],
+    checks: Checks<'_>,
+) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     for m in manifests {
         for label in ["app.kubernetes.io/managed-by", "app.kubernetes.io/instance"] {
@@ -448,6 +474,13 @@ fn check_manifests(blueprint: &Blueprint<'_>, manifests: &[Manifest]) -> Vec<Dia
             node: &m.node,
         })
         .collect();
+    for (object, manifest) in objects.iter().zip(manifests) {
+        diagnostics.extend(checks.schemas.check_with_source(
+            object,
+            &manifest.text,
+            &checks.options,
+        ));
+    }
     diagnostics.extend(validate::validate(&objects));
     for d in &mut diagnostics {
         // The user wrote the blueprint, not the rendered file: point there.
@@ -691,7 +724,7 @@ mod tests {
         // A two-slice JobSet without exclusive placement, as a broken template would render it.
         let rendered = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: b\n  namespace: b\n  labels:\n    app.kubernetes.io/managed-by: kubectl-aiml\n    app.kubernetes.io/instance: b\nspec:\n  replicatedJobs:\n  - name: slice\n    replicas: 2\n    template:\n      spec:\n        parallelism: 4\n        completions: 4\n        template:\n          spec:\n            nodeSelector:\n              cloud.google.com/gke-tpu-accelerator: tpu-v4-podslice\n              cloud.google.com/gke-tpu-topology: 2x2x4\n            containers:\n            - name: c\n              image: busybox:1\n              resources:\n                limits:\n                  google.com/tpu: 4\n";
         let manifests = manifest::split(rendered).unwrap();
-        let found = check_manifests(&blueprint, &manifests);
+        let found = check_manifests(&blueprint, &manifests, Checks::default());
         let finding = found
             .iter()
             .find(|d| d.rule == "jobset-exclusive-topology")

@@ -482,14 +482,69 @@ fn validate_checks_manifests_given_as_paths() {
     let run = repo.aiml(&["validate", "-o", "json", "k8s"]);
     assert_eq!(run.code, 1, "{}", run.transcript());
     let findings: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
-    assert_eq!(findings[0]["rule"], "kueue-flavor-labels");
-    assert_eq!(findings[0]["file"], "k8s/flavor.yaml");
-    assert_eq!(findings[0]["line"], 8);
-    assert_eq!(findings[0]["object"]["name"], "v4-8");
+    let of_rule = |rule: &str| {
+        findings
+            .as_array()
+            .expect("array")
+            .iter()
+            .find(|f| f["rule"] == rule)
+            .unwrap_or_else(|| panic!("no {rule} in {findings:#}"))
+            .clone()
+    };
+    let flavor = of_rule("kueue-flavor-labels");
+    assert_eq!(flavor["file"], "k8s/flavor.yaml");
+    assert_eq!(flavor["line"], 8);
+    assert_eq!(flavor["object"]["name"], "v4-8");
+    // Kueue v0.19 still serves v1beta1, deprecated: a warning, not an error.
+    assert_eq!(of_rule("api-version-deprecated")["severity"], "warning");
 
     repo.write("k8s/flavor.yaml", "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: v4-8\nspec:\n  nodeLabels:\n    cloud.google.com/gke-tpu-accelerator: tpu-v4-podslice\n    cloud.google.com/gke-tpu-topology: 2x2x1\n");
     let run = repo.aiml(&["validate", "k8s/flavor.yaml"]);
     assert_eq!(run.code, 0, "{}", run.transcript());
+}
+
+/// Schemas are checked by the tool itself: an API version Kubernetes 1.32 no longer serves and
+/// a number where a string belongs are findings at their file, line and field.
+#[test]
+fn validate_checks_schemas_and_removed_api_versions() {
+    let repo = TestRepo::new();
+    repo.write(
+        "k8s/hpa.yaml",
+        "apiVersion: autoscaling/v2beta1\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: triton\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}\n  maxReplicas: 3\n",
+    );
+    repo.write(
+        "k8s/deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n        env:\n        - name: VERSION\n          value: 1.10\n",
+    );
+    let run = repo.aiml(&["validate", "k8s"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    insta::assert_snapshot!(run.stderr);
+    // The rendered output of the repository passes its schemas.
+    assert_eq!(repo.aiml(&["render"]).code, 0);
+    let run = repo.aiml(&["validate", "--strict", "rendered"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+}
+
+/// `--schemas DIR` adds schemas for other custom resources; without it they are unknown
+/// kinds, a warning (an error with `--strict`).
+#[test]
+fn extra_schemas_and_strict_mode() {
+    let repo = TestRepo::new();
+    repo.write(
+        "k8s/widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: large\n",
+    );
+    let run = repo.aiml(&["validate", "k8s"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stderr.contains("schema-unknown-kind"), "{}", run.stderr);
+    assert_eq!(repo.aiml(&["validate", "--strict", "k8s"]).code, 1);
+    repo.write(
+        "extra/example.com/widget_v1.json",
+        r#"{"type": "object", "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}, "spec": {"type": "object", "properties": {"size": {"type": "integer"}}, "additionalProperties": false}}}"#,
+    );
+    let run = repo.aiml(&["validate", "--schemas", "extra", "k8s"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("spec.size"), "{}", run.stderr);
 }
 
 /// The example under another name: what a team adds for a second training.

@@ -9,13 +9,15 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use rayon::prelude::*;
 
 use aiml::blueprint;
 use aiml::diagnostic::{self, Diagnostic};
 use aiml::kinds::Registry;
 use aiml::kustomize::Kustomize;
-use aiml::render::{self, Change, Report};
+use aiml::render::{self, Change, Checks, Report};
 use aiml::repo::{self, SourceFile};
+use aiml::schema::{CheckOptions, Schemas};
 use aiml::validate::{self, Object};
 
 /// Compile AI/ML blueprints for GKE into validated Kustomize overlays and rendered manifests.
@@ -45,6 +47,13 @@ struct Global {
     /// Never color output (also honoured: the NO_COLOR environment variable).
     #[arg(long, global = true)]
     no_color: bool,
+    /// Treat objects of kinds without a schema as errors, not warnings.
+    #[arg(long, global = true)]
+    strict: bool,
+    /// Extra JSON schemas for other custom resources (kubeconform layout:
+    /// `<group>/<kind>_<version>.json`); repeatable; they win over the built-in ones.
+    #[arg(long, global = true, value_name = "DIR")]
+    schemas: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -114,9 +123,24 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let printer = Printer::new(&cli.global);
     let root = cli.global.repo.as_path();
     let registry = Registry::builtin();
+    let extra_schemas;
+    let schemas = if cli.global.schemas.is_empty() {
+        Schemas::embedded()
+    } else {
+        extra_schemas = Schemas::with_dirs(&cli.global.schemas)?;
+        &extra_schemas
+    };
+    let checks = Checks {
+        schemas,
+        options: CheckOptions {
+            strict: cli.global.strict,
+        },
+    };
     match cli.command {
-        Command::Render { names, check } => render(root, &registry, &names, check, &printer),
-        Command::Validate { paths } => validate_command(root, &registry, &paths, &printer),
+        Command::Render { names, check } => {
+            render(root, &registry, checks, &names, check, &printer)
+        }
+        Command::Validate { paths } => validate_command(root, &registry, checks, &paths, &printer),
         Command::Blueprints { schema: Some(kind) } => kind_schema(&registry, &kind, &printer),
         Command::Blueprints { schema: None } => blueprints(root, &registry, &printer),
         Command::Version => {
@@ -199,6 +223,7 @@ fn load_repo(root: &Path, registry: &Registry) -> anyhow::Result<repo::Loaded> {
 fn render(
     root: &Path,
     registry: &Registry,
+    checks: Checks<'_>,
     names: &[String],
     check: bool,
     printer: &Printer,
@@ -214,7 +239,15 @@ fn render(
             .tempdir_in(root)
     }
     .with_context(|| format!("could not create a staging folder in `{}`", root.display()))?;
-    let report = render::build(&loaded, registry, names, &kustomize, root, staging.path())?;
+    let report = render::build(
+        &loaded,
+        registry,
+        names,
+        &kustomize,
+        checks,
+        root,
+        staging.path(),
+    )?;
     printer.diagnostics(&report.diagnostics, &|f| loaded.text(f))?;
     let outcome = outcome_of(&report);
     if outcome != Outcome::Success {
@@ -262,6 +295,7 @@ fn render(
 fn validate_command(
     root: &Path,
     registry: &Registry,
+    checks: Checks<'_>,
     paths: &[PathBuf],
     printer: &Printer,
 ) -> anyhow::Result<Outcome> {
@@ -271,7 +305,15 @@ fn validate_command(
         let staging = tempfile::Builder::new()
             .prefix("aiml-validate-")
             .tempdir()?;
-        let report = render::build(&loaded, registry, &[], &kustomize, root, staging.path())?;
+        let report = render::build(
+            &loaded,
+            registry,
+            &[],
+            &kustomize,
+            checks,
+            root,
+            staging.path(),
+        )?;
         printer.diagnostics(&report.diagnostics, &|f| loaded.text(f))?;
         if !printer.json && report.diagnostics.is_empty() {
             printer.err(&format!("{} blueprints valid\n", report.blueprints.len()));
@@ -319,10 +361,14 @@ fn validate_command(
         }
     }
     let mut objects = Vec::new();
+    let mut sources = Vec::new();
     for file in &manifests {
         for node in &file.documents {
             match Object::from_node(&file.path, node) {
-                Some(object) => objects.push(object),
+                Some(object) => {
+                    objects.push(object);
+                    sources.push(file.text.as_str());
+                }
                 None => diagnostics.push(
                     Diagnostic::warning(
                         "not-an-object",
@@ -334,6 +380,16 @@ fn validate_command(
             }
         }
     }
+    let schema_findings: Vec<Vec<Diagnostic>> = objects
+        .par_iter()
+        .zip(sources.par_iter())
+        .map(|(object, source)| {
+            checks
+                .schemas
+                .check_with_source(object, source, &checks.options)
+        })
+        .collect();
+    diagnostics.extend(schema_findings.into_iter().flatten());
     diagnostics.extend(validate::validate(&objects));
     let mut count = objects.len();
     if !blueprints.files.is_empty() {
@@ -342,7 +398,15 @@ fn validate_command(
         let staging = tempfile::Builder::new()
             .prefix("aiml-validate-")
             .tempdir()?;
-        let report = render::build(&blueprints, registry, &[], &kustomize, root, staging.path())?;
+        let report = render::build(
+            &blueprints,
+            registry,
+            &[],
+            &kustomize,
+            checks,
+            root,
+            staging.path(),
+        )?;
         count += report.blueprints.len();
         diagnostics.extend(report.diagnostics);
     }
