@@ -156,18 +156,11 @@ pub fn build(
         blueprints: Vec::new(),
         diagnostics: loaded.diagnostics.clone(),
     };
-    // A duplicate name is already an error from loading; building it twice would race on
-    // the same staging folder, so only its first definition is used.
-    let mut seen = BTreeSet::new();
-    let all: Vec<Blueprint<'_>> = loaded
-        .blueprints(registry)
-        .into_iter()
-        .filter(|b| seen.insert(b.name))
-        .collect();
+    let all = unique_blueprints(loaded, registry);
     if !names.is_empty() {
         let unknown: Vec<String> = names
             .iter()
-            .filter(|n| !seen.contains(n.as_str()))
+            .filter(|n| !all.iter().any(|b| b.name == n.as_str()))
             .cloned()
             .collect();
         // A name may be missing only because its file did not load; those diagnostics say why.
@@ -203,6 +196,18 @@ pub fn build(
         .extend(collisions(&report.blueprints, &others, &read));
     diagnostic::sort(&mut report.diagnostics);
     Ok(report)
+}
+
+/// The blueprints with a valid envelope, each name once. A duplicate name is already an error
+/// from loading; building it twice would race on one staging folder, so only its first
+/// definition is used.
+fn unique_blueprints<'a>(loaded: &'a repo::Loaded, registry: &'a Registry) -> Vec<Blueprint<'a>> {
+    let mut seen = BTreeSet::new();
+    loaded
+        .blueprints(registry)
+        .into_iter()
+        .filter(|b| seen.insert(b.name))
+        .collect()
 }
 
 /// Phase 1: reads every spec, so that references to blueprints not selected resolve too.
@@ -259,13 +264,7 @@ pub fn compile(
     names: &[String],
 ) -> Result<(Vec<CompiledBlueprint>, Vec<Diagnostic>), RenderError> {
     let mut diagnostics = loaded.diagnostics.clone();
-    let mut seen = BTreeSet::new();
-    let all: Vec<Blueprint<'_>> = loaded
-        .blueprints(registry)
-        .into_iter()
-        .filter(|b| seen.insert(b.name))
-        .collect();
-    let read = read_all(all, &mut diagnostics);
+    let read = read_all(unique_blueprints(loaded, registry), &mut diagnostics);
     let repository = kinds::repository(read.iter().map(|r| (&r.blueprint, r.spec.as_ref())));
     let mut out = Vec::new();
     for r in selected(&read, names) {

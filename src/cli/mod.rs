@@ -301,19 +301,7 @@ fn validate_command(
 ) -> anyhow::Result<Outcome> {
     if paths.is_empty() {
         let loaded = load_repo(root, registry)?;
-        let kustomize = Kustomize::discover()?;
-        let staging = tempfile::Builder::new()
-            .prefix("aiml-validate-")
-            .tempdir()?;
-        let report = render::build(
-            &loaded,
-            registry,
-            &[],
-            &kustomize,
-            checks,
-            root,
-            staging.path(),
-        )?;
+        let report = build_in_temp(&loaded, registry, checks, root)?;
         printer.diagnostics(&report.diagnostics, &|f| loaded.text(f))?;
         if !printer.json && report.diagnostics.is_empty() {
             printer.err(&format!("{} blueprints valid\n", report.blueprints.len()));
@@ -394,19 +382,7 @@ fn validate_command(
     let mut count = objects.len();
     if !blueprints.files.is_empty() {
         blueprints.check_envelopes(registry);
-        let kustomize = Kustomize::discover()?;
-        let staging = tempfile::Builder::new()
-            .prefix("aiml-validate-")
-            .tempdir()?;
-        let report = render::build(
-            &blueprints,
-            registry,
-            &[],
-            &kustomize,
-            checks,
-            root,
-            staging.path(),
-        )?;
+        let report = build_in_temp(&blueprints, registry, checks, root)?;
         count += report.blueprints.len();
         diagnostics.extend(report.diagnostics);
     }
@@ -426,6 +402,28 @@ fn validate_command(
         diagnostics,
     };
     Ok(outcome_of(&report))
+}
+
+/// Renders every blueprint of `loaded` into a throwaway folder, for its findings.
+fn build_in_temp(
+    loaded: &repo::Loaded,
+    registry: &Registry,
+    checks: Checks<'_>,
+    root: &Path,
+) -> anyhow::Result<Report> {
+    let kustomize = Kustomize::discover()?;
+    let staging = tempfile::Builder::new()
+        .prefix("aiml-validate-")
+        .tempdir()?;
+    Ok(render::build(
+        loaded,
+        registry,
+        &[],
+        &kustomize,
+        checks,
+        root,
+        staging.path(),
+    )?)
 }
 
 fn kind_schema(registry: &Registry, kind: &str, printer: &Printer) -> anyhow::Result<Outcome> {

@@ -834,18 +834,15 @@ impl Gcp {
         field: &str,
         default_name: &str,
     ) -> BucketHandle {
-        let name = spec
-            .name
-            .clone()
-            .unwrap_or_else(|| default_name.to_string());
-        if spec.name.is_some() || self.project_valid {
-            planner.check_name(
-                rule::BUCKET_NAME,
-                &format!("{field}.name"),
-                &name,
-                names::bucket,
-            );
-        }
+        let name = named(
+            planner,
+            spec.name.as_ref(),
+            default_name,
+            field,
+            rule::BUCKET_NAME,
+            names::bucket,
+            self.project_valid,
+        );
         if spec.existing {
             return BucketHandle {
                 reference: Ref::external(name.clone()),
@@ -878,12 +875,15 @@ impl Gcp {
         field: &str,
         description: &str,
     ) -> RegistryHandle {
-        let name = spec.name.clone().unwrap_or_else(|| self.blueprint.clone());
-        planner.check_name(
+        let blueprint = self.blueprint.clone();
+        let name = named(
+            planner,
+            spec.name.as_ref(),
+            &blueprint,
+            field,
             rule::RESOURCE_NAME,
-            &format!("{field}.name"),
-            &name,
             names::resource,
+            true,
         );
         let location = spec.location.clone().unwrap_or_else(|| self.region.clone());
         let url = format!("{location}-docker.pkg.dev/{}/{name}", self.project);
@@ -906,15 +906,14 @@ impl Gcp {
         field: &str,
         default_name: &str,
     ) -> TopicHandle {
-        let name = spec
-            .name
-            .clone()
-            .unwrap_or_else(|| default_name.to_string());
-        planner.check_name(
+        let name = named(
+            planner,
+            spec.name.as_ref(),
+            default_name,
+            field,
             rule::RESOURCE_NAME,
-            &format!("{field}.name"),
-            &name,
             names::pubsub,
+            true,
         );
         if spec.existing {
             return TopicHandle {
@@ -967,15 +966,14 @@ impl Gcp {
         field: &str,
         default_name: &str,
     ) -> DatasetHandle {
-        let name = spec
-            .name
-            .clone()
-            .unwrap_or_else(|| default_name.to_string());
-        planner.check_name(
+        let name = named(
+            planner,
+            spec.name.as_ref(),
+            default_name,
+            field,
             rule::RESOURCE_NAME,
-            &format!("{field}.name"),
-            &name,
             names::bigquery,
+            true,
         );
         if spec.existing {
             return DatasetHandle {
@@ -1016,6 +1014,24 @@ impl Gcp {
     pub fn finish(self) -> Infrastructure {
         self.infra
     }
+}
+
+/// The name a spec part gives (or `default`), checked at `<field>.name` with `check`. Names
+/// defaulted from a bad project id are not checked again.
+fn named(
+    planner: &mut Planner<'_>,
+    given: Option<&String>,
+    default: &str,
+    field: &str,
+    rule: &'static str,
+    check: fn(&str) -> Result<(), String>,
+    check_default: bool,
+) -> String {
+    let name = given.cloned().unwrap_or_else(|| default.to_string());
+    if given.is_some() || check_default {
+        planner.check_name(rule, &format!("{field}.name"), &name, check);
+    }
+    name
 }
 
 /// Table ids repeat across datasets; their object names carry the dataset.
