@@ -233,6 +233,25 @@ impl Diagnostic {
         self.severity == Severity::Error
     }
 
+    /// A copy fit for printing: control characters escaped and long values cut.
+    #[must_use]
+    pub fn printable(&self) -> Diagnostic {
+        let short = |text: &str| sanitize(text, 200);
+        let mut d = self.clone();
+        d.message = sanitize(&d.message, 300);
+        d.file = short(&d.file);
+        d.field = d.field.as_deref().map(short);
+        d.found = d.found.as_deref().map(short);
+        d.expected = d.expected.as_deref().map(short);
+        d.fix = d.fix.as_deref().map(|fix| sanitize(fix, 300));
+        if let Some(object) = &mut d.object {
+            object.kind = short(&object.kind);
+            object.name = short(&object.name);
+            object.namespace = object.namespace.as_deref().map(short);
+        }
+        d
+    }
+
     fn sort_key(&self) -> (&str, u32, u32, &str, Severity, &str) {
         (
             &self.file,
@@ -259,6 +278,34 @@ pub fn sort(diagnostics: &mut Vec<Diagnostic>) {
     diagnostics.dedup();
 }
 
+/// `text` made safe to print on a terminal: control characters (escape sequences, carriage
+/// returns, …) and bidirectional overrides become escapes (`\u{1b}`), and text longer than `max`
+/// characters is cut with a note of how much was left out. Newlines are kept only when
+/// `max` allows a multi-line text (more than 200).
+#[must_use]
+pub fn sanitize(text: &str, max: usize) -> String {
+    let keep_newlines = max > 200;
+    let mut out = String::with_capacity(text.len().min(max.saturating_add(32)));
+    let mut count = 0;
+    for c in text.chars() {
+        if count == max {
+            let rest = text.chars().count() - count;
+            out.push_str(&format!("… ({rest} more characters)"));
+            break;
+        }
+        count += 1;
+        match c {
+            '\n' if keep_newlines => out.push('\n'),
+            '\t' => out.push('\t'),
+            c if c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') => {
+                out.push_str(&c.escape_unicode().to_string());
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Looks up the text of a file by its display path, for snippets.
 pub type SourceLookup<'a> = dyn Fn(&str) -> Option<String> + 'a;
 
@@ -273,6 +320,7 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, colo
     };
     let mut out = String::new();
     for d in diagnostics {
+        let d = &d.printable();
         let level = match d.severity {
             Severity::Error => Level::ERROR,
             Severity::Warning => Level::WARNING,
@@ -290,7 +338,9 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, colo
         let text = sources(&d.file);
         let line_text = text
             .as_deref()
-            .and_then(|text| text.lines().nth(d.line.checked_sub(1)? as usize));
+            .and_then(|text| text.lines().nth(d.line.checked_sub(1)? as usize))
+            // A very long line (minified input) would flood the terminal; the notes say enough.
+            .filter(|line| line.len() <= 500);
         let mut group =
             Group::with_title(level.primary_title(d.message.as_str()).id(d.rule.as_str()));
         match line_text {
@@ -343,7 +393,8 @@ pub fn summary(diagnostics: &[Diagnostic]) -> String {
 /// Renders findings as a JSON array (stable field order, sorted input).
 #[must_use]
 pub fn render_json(diagnostics: &[Diagnostic]) -> String {
-    let mut json = serde_json::to_string_pretty(diagnostics).unwrap_or_else(|_| "[]".into());
+    let printable: Vec<Diagnostic> = diagnostics.iter().map(Diagnostic::printable).collect();
+    let mut json = serde_json::to_string_pretty(&printable).unwrap_or_else(|_| "[]".into());
     json.push('\n');
     json
 }
@@ -412,6 +463,20 @@ mod tests {
         let lookup = |_: &str| None;
         let text = render_human(&[sample()], &lookup, false);
         assert!(text.contains("in blueprints/a.yaml:2"), "{text}");
+    }
+
+    #[test]
+    fn printed_text_cannot_drive_the_terminal_and_stays_short() {
+        let mut hostile = sample();
+        hostile.message = "bad value `\u{1b}]0;owned\u{7}\u{1b}[2J`".into();
+        hostile.found = Some("x".repeat(10_000));
+        hostile.file = "blueprints/\u{1b}[31mred.yaml".into();
+        let lookup = |_: &str| None;
+        for text in [render_human(&[hostile.clone()], &lookup, false), render_json(&[hostile])] {
+            assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text}");
+            assert!(text.len() < 2_000, "{} bytes", text.len());
+            assert!(text.contains("more characters"), "{text}");
+        }
     }
 
     #[test]

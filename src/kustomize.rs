@@ -5,7 +5,12 @@
 //! overlay, no flags, no plugins: the same command a person or Config Sync would run.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use wait_timeout::ChildExt as _;
 
 /// A way to run kustomize.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -13,6 +18,10 @@ pub struct Kustomize {
     program: PathBuf,
     /// `build` for kustomize, `kustomize` for kubectl.
     subcommand: &'static str,
+    /// Longest a build may take before it is killed.
+    timeout: Duration,
+    /// Most bytes a build may print.
+    max_output: u64,
 }
 
 /// Kustomize could not be run or failed.
@@ -34,6 +43,29 @@ pub enum KustomizeError {
         /// Why.
         #[source]
         source: std::io::Error,
+    },
+    /// The process ran longer than the limit and was killed.
+    #[error(
+        "`{command}` did not finish within {timeout:?} and was stopped (set `{}` to allow longer)",
+        crate::limits::KUSTOMIZE_TIMEOUT_VAR
+    )]
+    Timeout {
+        /// The command line.
+        command: String,
+        /// The limit.
+        timeout: Duration,
+    },
+    /// The process printed more than the limit.
+    #[error(
+        "`{command}` printed more than {} and was stopped (set `{}` to raise the limit)",
+        crate::limits::human_size(*limit),
+        crate::limits::MAX_FILE_SIZE_VAR
+    )]
+    TooMuchOutput {
+        /// The command line.
+        command: String,
+        /// The limit in bytes.
+        limit: u64,
     },
     /// The process failed; its stderr is kept verbatim.
     #[error("`{command}` failed ({status}):\n{stderr}")]
@@ -70,10 +102,21 @@ impl Kustomize {
         let is_kubectl = program
             .file_stem()
             .is_some_and(|stem| stem.to_string_lossy().starts_with("kubectl"));
+        let limits = crate::limits::Limits::default();
         Self {
             program,
             subcommand: if is_kubectl { "kustomize" } else { "build" },
+            timeout: limits.kustomize_timeout,
+            max_output: limits.max_file_size,
         }
+    }
+
+    /// The same kustomize with the time and output limits of `limits`.
+    #[must_use]
+    pub fn with_limits(mut self, limits: &crate::limits::Limits) -> Self {
+        self.timeout = limits.kustomize_timeout;
+        self.max_output = limits.max_file_size;
+        self
     }
 
     /// The command line shown in messages, with `dir` as given (relative paths stay relative).
@@ -119,31 +162,102 @@ impl Kustomize {
     }
 
     /// Builds the overlay in `dir`; `display_dir` names it in messages.
+    ///
+    /// The process is killed when it runs longer than the time limit or prints more than the
+    /// output limit; both are errors naming the overlay.
     pub fn build(&self, dir: &Path, display_dir: &str) -> Result<String, KustomizeError> {
         let command = self.command_line(display_dir);
-        let output = Command::new(&self.program)
+        let spawn_error = |source| KustomizeError::Spawn {
+            command: command.clone(),
+            source,
+        };
+        let mut child = Command::new(&self.program)
             .arg(self.subcommand)
             .arg(dir)
-            .output()
-            .map_err(|source| KustomizeError::Spawn {
-                command: command.clone(),
-                source,
-            })?;
-        if !output.status.success() {
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(spawn_error)?;
+        // Read both pipes while waiting, so a chatty process cannot block on a full pipe.
+        let limit = self.max_output;
+        let overflow = Arc::new(AtomicBool::new(false));
+        let stdout = child
+            .stdout
+            .take()
+            .map(|pipe| reader(pipe, limit, Some(Arc::clone(&overflow))));
+        let stderr = child.stderr.take().map(|pipe| reader(pipe, 64 * 1024, None));
+        let started = Instant::now();
+        let status = loop {
+            match child.wait_timeout(Duration::from_millis(20)) {
+                Ok(Some(status)) => break status,
+                Ok(None) => {}
+                Err(source) => return Err(spawn_error(source)),
+            }
+            let too_long = started.elapsed() >= self.timeout;
+            if too_long || overflow.load(Ordering::Relaxed) {
+                // Killing fails only when the process is gone already.
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(if too_long {
+                    KustomizeError::Timeout {
+                        command,
+                        timeout: self.timeout,
+                    }
+                } else {
+                    KustomizeError::TooMuchOutput { command, limit }
+                });
+            }
+        };
+        let stdout = stdout.map(join).unwrap_or_default();
+        let stderr = stderr.map(join).unwrap_or_default();
+        if overflow.load(Ordering::Relaxed) {
+            return Err(KustomizeError::TooMuchOutput { command, limit });
+        }
+        if !status.success() {
             return Err(KustomizeError::Failed {
                 command,
-                status: output.status.to_string(),
-                stderr: String::from_utf8_lossy(&output.stderr)
-                    .trim_end()
-                    .to_string(),
+                status: status.to_string(),
+                stderr: String::from_utf8_lossy(&stderr).trim_end().to_string(),
             });
         }
-        String::from_utf8(output.stdout).map_err(|_| KustomizeError::Failed {
+        String::from_utf8(stdout).map_err(|_| KustomizeError::Failed {
             command,
             status: "success".into(),
             stderr: "output is not UTF-8".into(),
         })
     }
+}
+
+/// Reads `pipe` on a thread, keeping at most `limit` bytes. Past the limit it sets `overflow`
+/// (when given; the caller then kills the process) or drains and drops the rest.
+fn reader(
+    pipe: impl std::io::Read + Send + 'static,
+    limit: u64,
+    overflow: Option<Arc<AtomicBool>>,
+) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        use std::io::Read as _;
+        let mut pipe = pipe;
+        let mut kept = Vec::new();
+        let _ = (&mut pipe).take(limit).read_to_end(&mut kept);
+        let mut probe = [0_u8; 1];
+        match overflow {
+            Some(flag) => {
+                if pipe.read(&mut probe).is_ok_and(|n| n > 0) {
+                    flag.store(true, Ordering::Relaxed);
+                }
+            }
+            None => {
+                let _ = std::io::copy(&mut pipe, &mut std::io::sink());
+            }
+        }
+        kept
+    })
+}
+
+fn join(handle: std::thread::JoinHandle<Vec<u8>>) -> Vec<u8> {
+    handle.join().unwrap_or_default()
 }
 
 /// The kustomize version in `kustomize version` or `kubectl version --client` output

@@ -17,22 +17,14 @@ fn main() -> ExitCode {
     };
     match cli::run(parsed) {
         Ok(outcome) => outcome.into(),
-        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
+            // Paths and messages of other programs may carry terminal escapes.
+            let message = aiml::diagnostic::sanitize(&format!("{error:#}"), 4_000);
             #[expect(clippy::print_stderr, reason = "last-resort error report")]
             {
-                eprintln!("error: {error:#}");
+                eprintln!("error: {message}");
             }
             cli::Outcome::Failure.into()
         }
     }
-}
-
-/// A closed stdout (`kubectl aiml blueprints | head`) is not an error.
-fn is_broken_pipe(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }

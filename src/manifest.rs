@@ -84,6 +84,68 @@ pub enum SplitError {
     /// Two objects would land in the same file.
     #[error("two objects map to the same rendered file `{0}`")]
     Duplicate(String),
+    /// An object whose identity cannot be a file name (and is no valid Kubernetes name).
+    #[error("kustomize printed {object}, whose {part} is not a valid Kubernetes {expected}; nothing was written")]
+    UnsafeName {
+        /// The object, with the offending part escaped.
+        object: String,
+        /// `kind`, `namespace`, `name` or `apiVersion`.
+        part: &'static str,
+        /// What it must be.
+        expected: &'static str,
+    },
+}
+
+/// Checks that an object's identity is made of valid Kubernetes names, so that the file name
+/// built from it stays inside its folder: no `/`, no `..`, no control characters.
+fn check_identity(id: &ObjectRef) -> Result<(), SplitError> {
+    let unsafe_name = |part, expected| SplitError::UnsafeName {
+        object: format!(
+            "`{}/{}/{}`",
+            escape(&id.kind),
+            id.namespace.as_deref().map_or_else(String::new, escape),
+            escape(&id.name)
+        ),
+        part,
+        expected,
+    };
+    let kind_ok = id.kind.len() <= 63
+        && id.kind.starts_with(|c: char| c.is_ascii_alphabetic())
+        && id.kind.bytes().all(|b| b.is_ascii_alphanumeric());
+    if !kind_ok {
+        return Err(unsafe_name("kind", "kind (letters and digits)"));
+    }
+    if !id.group.is_empty() && !is_dns_subdomain(&id.group, false) {
+        return Err(unsafe_name("apiVersion", "API group (a DNS subdomain)"));
+    }
+    if let Some(namespace) = &id.namespace
+        && (crate::blueprint::check_dns_label(namespace).is_err())
+    {
+        return Err(unsafe_name("namespace", "namespace (a DNS-1123 label)"));
+    }
+    // `:` for RBAC names such as `system:aggregate-to-view`.
+    if !is_dns_subdomain(&id.name, true) {
+        return Err(unsafe_name("name", "object name (a DNS-1123 subdomain)"));
+    }
+    Ok(())
+}
+
+/// A DNS-1123 subdomain: 1 to 253 lowercase letters, digits, `-` and `.`, starting and ending
+/// with a letter or digit, without empty labels; `colon` also allows `:`.
+fn is_dns_subdomain(text: &str, colon: bool) -> bool {
+    let edge = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    (1..=253).contains(&text.len())
+        && text.starts_with(edge)
+        && text.ends_with(edge)
+        && !text.contains("..")
+        && text.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.' || (colon && b == b':')
+        })
+}
+
+/// Control characters and backslashes as escapes, and long text cut, for messages.
+fn escape(text: &str) -> String {
+    crate::diagnostic::sanitize(text, 80)
 }
 
 /// Splits kustomize output into manifests, sorted by path. Kustomize separates documents
@@ -93,11 +155,12 @@ pub fn split(output: &str) -> Result<Vec<Manifest>, SplitError> {
     for chunk in documents(output) {
         let mut nodes = yaml::parse_documents(&chunk).map_err(SplitError::Parse)?;
         let Some(node) = nodes.pop().filter(|_| nodes.is_empty()) else {
-            return Err(SplitError::NotAnObject(chunk));
+            return Err(SplitError::NotAnObject(crate::diagnostic::sanitize(&chunk, 400)));
         };
         let Some((api_version, id)) = identity(&node).map(|(v, id)| (v.to_string(), id)) else {
-            return Err(SplitError::NotAnObject(chunk));
+            return Err(SplitError::NotAnObject(crate::diagnostic::sanitize(&chunk, 400)));
         };
+        check_identity(&id)?;
         manifests.push(Manifest {
             path: path_for(&api_version, &id),
             text: chunk,
@@ -241,6 +304,25 @@ mod tests {
             assert_eq!(id_from_path(&m.path), Some(id), "{}", m.path);
         }
         assert_eq!(id_from_path("README.md"), None);
+    }
+
+    #[test]
+    fn names_that_would_escape_their_folder_are_refused() {
+        for name in ["../../etc", "a/b", "..", ".hidden", "UPPER", "tab\there", "x\u{1b}[31m", ""] {
+            let output = format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n  namespace: ns\n",
+                serde_json::to_string(name).unwrap()
+            );
+            let error = split(&output).unwrap_err();
+            assert!(matches!(error, SplitError::UnsafeName { part: "name", .. }), "{name:?}: {error}");
+            assert!(!error.to_string().contains('\u{1b}'), "{error}");
+        }
+        let bad_namespace = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ../x}\n";
+        assert!(matches!(split(bad_namespace), Err(SplitError::UnsafeName { part: "namespace", .. })));
+        let bad_kind = "apiVersion: v1\nkind: Config/Map\nmetadata: {name: a}\n";
+        assert!(matches!(split(bad_kind), Err(SplitError::UnsafeName { part: "kind", .. })));
+        let rbac = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: 'system:aggregate-to-view'}\n";
+        assert!(split(rbac).is_ok());
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! one fails. `--check` builds the same staging tree and only compares.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
 
@@ -27,6 +27,7 @@ use crate::plan::{Planner, Repository};
 use crate::repo::{self, OVERLAYS_DIR, RENDERED_DIR};
 use crate::schema::{CheckOptions, Schemas};
 use crate::validate::{self, Object};
+use crate::workspace;
 
 /// How rendered objects are checked: against which schemas, how strictly.
 #[derive(Clone, Copy)]
@@ -86,6 +87,14 @@ pub enum RenderError {
         object: String,
         /// Where it belongs.
         expected: String,
+    },
+    /// An overlay folder built to no object: writing it would delete all of its output.
+    #[error("blueprint `{blueprint}`: `{target}` builds to no object; nothing was written")]
+    Empty {
+        /// The blueprint.
+        blueprint: String,
+        /// The overlay folder.
+        target: String,
     },
     /// Names given on the command line that are not blueprints.
     #[error("no blueprint named {}", .0.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "))]
@@ -298,8 +307,9 @@ fn build_one(
         });
     };
     let overlay_dir = staging.join(OVERLAYS_DIR).join(&name);
-    write_tree(
+    workspace::write_folder(
         &overlay_dir,
+        blueprint.file,
         compiled
             .overlay
             .files
@@ -314,6 +324,12 @@ fn build_one(
             blueprint: name.clone(),
             source,
         })?;
+        if built.is_empty() {
+            return Err(RenderError::Empty {
+                blueprint: name,
+                target: display,
+            });
+        }
         if let Some(stray) = built.iter().find(|m| m.plane() != plane) {
             return Err(RenderError::WrongTarget {
                 blueprint: name,
@@ -327,8 +343,9 @@ fn build_one(
     manifests.sort_by(|a, b| a.path.cmp(&b.path));
     diagnostics.extend(check_manifests(blueprint, &manifests, checks));
     let rendered_dir = staging.join(RENDERED_DIR).join(&name);
-    write_tree(
+    workspace::write_folder(
         &rendered_dir,
+        blueprint.file,
         manifests
             .iter()
             .map(|m| (m.path.as_str(), m.text.as_bytes())),
@@ -492,224 +509,23 @@ fn check_manifests(
     diagnostics
 }
 
-/// Writes files under `dir`, creating folders. Every file ends with a newline.
-fn write_tree<'a>(
-    dir: &Path,
-    files: impl Iterator<Item = (&'a str, &'a [u8])>,
-) -> std::io::Result<()> {
-    for (relative, content) in files {
-        let path = dir.join(relative);
-        if let Some(parent) = path.parent() {
-            fs_err::create_dir_all(parent)?;
-        }
-        fs_err::write(&path, content)?;
-    }
-    Ok(())
-}
-
-/// Reads every file under `dir` (relative path → bytes); empty when `dir` does not exist.
+/// Reads every regular file under `dir` (relative path → bytes), without following links;
+/// empty when `dir` does not exist. For tests and tools that compare trees.
 pub fn read_tree(dir: &Path) -> std::io::Result<BTreeMap<String, Vec<u8>>> {
     let mut files = BTreeMap::new();
     if dir.is_dir() {
         for path in repo::files_under(dir)? {
-            files.insert(repo::display_path(dir, &path), fs_err::read(&path)?);
+            if fs_err::symlink_metadata(&path)?.file_type().is_file() {
+                files.insert(repo::display_path(dir, &path), fs_err::read(&path)?);
+            }
         }
     }
     Ok(files)
 }
 
-/// A difference between what a render would write and what is on disk.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Drift {
-    /// Repository-relative path of the file.
-    pub path: String,
-    /// What differs.
-    pub change: Change,
-}
-
-/// How a file differs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Change {
-    /// A render would create it.
-    Added,
-    /// A render would change it.
-    Modified,
-    /// A render would delete it.
-    Removed,
-}
-
-/// The top-level folders (`overlays/<name>`, `rendered/<name>`) a render owns.
-fn owned_dirs(
-    root: &Path,
-    staging: &Path,
-    names: &[String],
-    full: bool,
-) -> std::io::Result<BTreeSet<PathBuf>> {
-    let mut dirs = BTreeSet::new();
-    for top in [OVERLAYS_DIR, RENDERED_DIR] {
-        for name in names {
-            dirs.insert(Path::new(top).join(name));
-        }
-        // A full render also owns folders of blueprints that no longer exist.
-        if full {
-            for base in [root, staging] {
-                let dir = base.join(top);
-                if dir.is_dir() {
-                    for entry in fs_err::read_dir(&dir)? {
-                        dirs.insert(Path::new(top).join(entry?.file_name()));
-                    }
-                }
-            }
-        }
-    }
-    Ok(dirs)
-}
-
-/// Compares the staged render with the repository.
-pub fn compare(
-    root: &Path,
-    staging: &Path,
-    names: &[String],
-    full: bool,
-) -> std::io::Result<Vec<Drift>> {
-    let mut drift = Vec::new();
-    for dir in owned_dirs(root, staging, names, full)? {
-        let staged = read_tree(&staging.join(&dir))?;
-        let current = read_tree(&root.join(&dir))?;
-        let prefix = repo::display_path(Path::new(""), &dir);
-        for (path, content) in &staged {
-            let change = match current.get(path) {
-                None => Change::Added,
-                Some(existing) if existing != content => Change::Modified,
-                Some(_) => continue,
-            };
-            drift.push(Drift {
-                path: format!("{prefix}/{path}"),
-                change,
-            });
-        }
-        for path in current.keys().filter(|p| !staged.contains_key(*p)) {
-            drift.push(Drift {
-                path: format!("{prefix}/{path}"),
-                change: Change::Removed,
-            });
-        }
-    }
-    drift.sort();
-    Ok(drift)
-}
-
-/// Moves staged folders into the repository, replacing only folders that changed. On failure,
-/// every swap already made is undone.
-pub fn commit(
-    root: &Path,
-    staging: &Path,
-    names: &[String],
-    full: bool,
-) -> std::io::Result<Vec<Drift>> {
-    commit_with(root, staging, names, full, &mut |from, to| {
-        fs_err::rename(from, to)
-    })
-}
-
-/// [`commit`] with the rename it performs injected, so tests can make one fail.
-fn commit_with(
-    root: &Path,
-    staging: &Path,
-    names: &[String],
-    full: bool,
-    rename: &mut dyn FnMut(&Path, &Path) -> std::io::Result<()>,
-) -> std::io::Result<Vec<Drift>> {
-    let drift = compare(root, staging, names, full)?;
-    let changed: BTreeSet<PathBuf> = owned_dirs(root, staging, names, full)?
-        .into_iter()
-        .filter(|dir| {
-            let prefix = format!("{}/", repo::display_path(Path::new(""), dir));
-            drift.iter().any(|d| d.path.starts_with(&prefix))
-        })
-        .collect();
-    let backups = staging.join(".previous");
-    let mut done: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
-    let result = (|| -> std::io::Result<()> {
-        for (index, dir) in changed.iter().enumerate() {
-            let target = root.join(dir);
-            let staged = staging.join(dir);
-            let backup = if target.exists() {
-                let backup = backups.join(index.to_string());
-                fs_err::create_dir_all(&backups)?;
-                rename(&target, &backup)?;
-                Some(backup)
-            } else {
-                None
-            };
-            done.push((target.clone(), backup));
-            if staged.exists() {
-                if let Some(parent) = target.parent() {
-                    fs_err::create_dir_all(parent)?;
-                }
-                rename(&staged, &target)?;
-            }
-        }
-        Ok(())
-    })();
-    if let Err(error) = result {
-        for (target, backup) in done.into_iter().rev() {
-            // Best effort: put back what was there; the original error is what matters.
-            if target.exists() {
-                let _ = fs_err::remove_dir_all(&target);
-            }
-            if let Some(backup) = backup {
-                let _ = fs_err::rename(&backup, &target);
-            }
-        }
-        return Err(error);
-    }
-    Ok(drift)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn write(path: &Path, text: &str) {
-        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
-        fs_err::write(path, text).unwrap();
-    }
-
-    /// A repository with two rendered blueprints and a staged render that changes both.
-    fn scenario() -> (tempfile::TempDir, tempfile::TempDir) {
-        let root = tempfile::tempdir().unwrap();
-        let staging = tempfile::tempdir().unwrap();
-        for name in ["a", "b"] {
-            for top in [OVERLAYS_DIR, RENDERED_DIR] {
-                write(&root.path().join(top).join(name).join("f.yaml"), "old\n");
-                write(&staging.path().join(top).join(name).join("f.yaml"), "new\n");
-            }
-        }
-        (root, staging)
-    }
-
-    #[test]
-    fn a_failed_swap_puts_every_folder_back() {
-        for fail_at in 1..=7 {
-            let (root, staging) = scenario();
-            let before = read_tree(root.path()).unwrap();
-            let mut calls = 0;
-            let result = commit_with(root.path(), staging.path(), &[], true, &mut |from, to| {
-                calls += 1;
-                if calls == fail_at {
-                    return Err(std::io::Error::other("disk full"));
-                }
-                fs_err::rename(from, to)
-            });
-            assert!(result.is_err(), "rename {fail_at} should fail the commit");
-            assert_eq!(
-                read_tree(root.path()).unwrap(),
-                before,
-                "rename {fail_at} failed: the repository must be as before"
-            );
-        }
-    }
 
     /// Findings on generated objects point at the blueprint line they trace back to, not at
     /// the rendered file nobody wrote.
@@ -734,15 +550,5 @@ mod tests {
             (9, 13),
             "the `slices: 2` value"
         );
-    }
-
-    #[test]
-    fn a_successful_swap_replaces_every_changed_folder() {
-        let (root, staging) = scenario();
-        let drift = commit(root.path(), staging.path(), &[], true).unwrap();
-        assert_eq!(drift.len(), 4);
-        for (path, content) in read_tree(root.path()).unwrap() {
-            assert_eq!(content, b"new\n", "{path}");
-        }
     }
 }

@@ -99,6 +99,133 @@ impl Loaded {
     }
 }
 
+/// Why an input file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The operating system said no (missing, permissions, …); the path is in the message.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// Not a regular file: a folder, FIFO, device or socket is never read as input.
+    #[error("`{path}` is {what}, not a regular file")]
+    NotAFile {
+        /// The path as given.
+        path: String,
+        /// What it is, e.g. "a character device".
+        what: &'static str,
+    },
+    /// Larger than the limit.
+    #[error(
+        "`{path}` is larger than {} (set `{}` to raise the limit)",
+        crate::limits::human_size(*limit),
+        crate::limits::MAX_FILE_SIZE_VAR
+    )]
+    TooLarge {
+        /// The path.
+        path: String,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// Not UTF-8 text.
+    #[error("`{path}` is not UTF-8 text")]
+    NotText {
+        /// The path.
+        path: String,
+    },
+    /// The repository has no `blueprints/` folder.
+    #[error("`{root}` has no `{BLUEPRINTS_DIR}/` folder: nothing to render or validate")]
+    NoBlueprintsFolder {
+        /// The repository root.
+        root: String,
+    },
+    /// A folder walk failed (a loop of symbolic links, permissions, …).
+    #[error("could not read the folder `{path}`: {source}")]
+    Walk {
+        /// Where.
+        path: String,
+        /// Why.
+        #[source]
+        source: walkdir::Error,
+    },
+}
+
+/// What a file system entry is, in words, for messages.
+#[must_use]
+pub fn describe_file_type(file_type: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if file_type.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+    }
+    if file_type.is_dir() {
+        "a folder"
+    } else if file_type.is_symlink() {
+        "a symbolic link"
+    } else if file_type.is_file() {
+        "a regular file"
+    } else {
+        "a special file"
+    }
+}
+
+/// Reads a regular file of at most `limit` bytes as UTF-8 text. Anything else (a FIFO that
+/// would block, a device that never ends, a huge file) is an error naming the path, before
+/// a byte is read.
+pub fn read_text(path: &Path, display: &str, limit: u64) -> Result<String, ReadError> {
+    use std::io::Read as _;
+    let metadata = fs_err::metadata(path)?;
+    if !metadata.is_file() {
+        return Err(ReadError::NotAFile {
+            path: display.to_string(),
+            what: describe_file_type(metadata.file_type()),
+        });
+    }
+    if metadata.len() > limit {
+        return Err(ReadError::TooLarge {
+            path: display.to_string(),
+            limit,
+        });
+    }
+    let mut bytes = Vec::new();
+    // The file may grow between the check and the read.
+    fs_err::File::open(path)?
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge {
+            path: display.to_string(),
+            limit,
+        });
+    }
+    String::from_utf8(bytes).map_err(|_| ReadError::NotText {
+        path: display.to_string(),
+    })
+}
+
+/// The repository root for a command run in `start`: the nearest folder (from `start` up)
+/// that holds `blueprints/`, else the nearest git work tree. `None` outside of both, so that
+/// a job run in the wrong folder fails instead of checking nothing.
+#[must_use]
+pub fn discover(start: &Path) -> Option<PathBuf> {
+    let start = start.canonicalize().ok()?;
+    let with_blueprints = start
+        .ancestors()
+        .find(|dir| dir.join(BLUEPRINTS_DIR).is_dir());
+    with_blueprints
+        .or_else(|| start.ancestors().find(|dir| dir.join(".git").exists()))
+        .map(Path::to_path_buf)
+}
+
 /// Recursively lists every file under `dir`, sorted by path, without following symbolic
 /// links.
 pub fn files_under(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
@@ -113,13 +240,6 @@ pub fn files_under(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Recursively lists `*.yaml` / `*.yml` files under `dir`, sorted.
-pub fn yaml_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files = files_under(dir)?;
-    files.retain(|path| path.extension().is_some_and(|e| e == "yaml" || e == "yml"));
-    Ok(files)
-}
-
 /// `path` relative to `root`, with `/` separators, for messages and output.
 #[must_use]
 pub fn display_path(root: &Path, path: &Path) -> String {
@@ -131,12 +251,36 @@ pub fn display_path(root: &Path, path: &Path) -> String {
         .join("/")
 }
 
-/// Reads and parses one file; a syntax error becomes a `yaml-syntax` diagnostic.
+/// Recursively lists `*.yaml` / `*.yml` inputs under `dir`, sorted, following symbolic links
+/// (a loop is an error). Entries that are not regular files are listed too, so that reading
+/// them reports what they are instead of skipping them silently.
+pub fn input_files(dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(dir).follow_links(true) {
+        let entry = entry.map_err(|source| ReadError::Walk {
+            path: display_path(Path::new(""), dir),
+            source,
+        })?;
+        let is_yaml = entry
+            .path()
+            .extension()
+            .is_some_and(|e| e == "yaml" || e == "yml");
+        if is_yaml && !entry.file_type().is_dir() {
+            files.push(entry.into_path());
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Reads (see [`read_text`]) and parses one file; a syntax error becomes a `yaml-syntax`
+/// diagnostic.
 pub fn read_source(
     path: &Path,
     display: String,
-) -> std::io::Result<(SourceFile, Option<Diagnostic>)> {
-    let text = fs_err::read_to_string(path)?;
+    limit: u64,
+) -> Result<(SourceFile, Option<Diagnostic>), ReadError> {
+    let text = read_text(path, &display, limit)?;
     let (documents, diagnostic) = match yaml::parse_documents(&text) {
         Ok(documents) => (documents, None),
         Err(error) => {
@@ -160,15 +304,18 @@ pub fn read_source(
     ))
 }
 
-/// Loads every blueprint file of the repository at `root`.
-pub fn load(root: &Path, registry: &Registry) -> std::io::Result<Loaded> {
+/// Loads every blueprint file of the repository at `root`. A repository without a
+/// `blueprints/` folder is an error: rendering it would delete every output.
+pub fn load(root: &Path, registry: &Registry, limit: u64) -> Result<Loaded, ReadError> {
     let dir = root.join(BLUEPRINTS_DIR);
     let mut loaded = Loaded::default();
     if !dir.is_dir() {
-        return Ok(loaded);
+        return Err(ReadError::NoBlueprintsFolder {
+            root: root.display().to_string(),
+        });
     }
-    for path in yaml_files(&dir)? {
-        let (file, diagnostic) = read_source(&path, display_path(root, &path))?;
+    for path in input_files(&dir)? {
+        let (file, diagnostic) = read_source(&path, display_path(root, &path), limit)?;
         loaded.diagnostics.extend(diagnostic);
         loaded.files.push(file);
     }

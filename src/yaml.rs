@@ -204,9 +204,16 @@ impl fmt::Display for ParseError {
 }
 
 fn options() -> serde_saphyr::Options {
+    // Files are bounded by size (`limits`), so documents and nodes may be many: real manifest
+    // files hold thousands of documents. Alias expansion keeps the parser's default bounds.
     serde_saphyr::options! {
         strict_booleans: true,
         with_snippet: false,
+        budget: serde_saphyr::budget! {
+            max_documents: crate::limits::MAX_DOCUMENTS,
+            max_nodes: crate::limits::MAX_NODES,
+            max_events: crate::limits::MAX_NODES.saturating_mul(2),
+        },
     }
 }
 
@@ -225,16 +232,46 @@ pub fn parse_documents(text: &str) -> Result<Vec<Node>, ParseError> {
         .collect())
 }
 
-/// serde-saphyr prefixes "error: line L column C: " and may append a snippet; we print our own.
+/// serde-saphyr prefixes "error: line L column C: ", may append " at line L, column C" and a
+/// snippet, and names its own types in some messages; we print our own location and say what
+/// is wrong in YAML's words.
 fn clean_message(message: &str) -> String {
     let first = message.lines().next().unwrap_or(message);
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    match first.split_once(": ") {
-        Some((head, rest)) if head.starts_with("line ") && head.contains(" column ") => {
-            rest.to_string()
-        }
-        _ => first.to_string(),
+    let first = match first.split_once(": ") {
+        Some((head, rest)) if head.starts_with("line ") && head.contains(" column ") => rest,
+        _ => first,
+    };
+    let first = match first.rfind(" at line ") {
+        Some(index) if first[index..].contains(", column ") => &first[..index],
+        _ => first,
+    };
+    if let Some(rest) = first.strip_prefix("duplicate mapping key: ") {
+        let key = rest.split(", set ").next().unwrap_or(rest);
+        return format!("duplicate key `{key}` in a mapping");
     }
+    if first.contains("budget breached") {
+        let what = if first.contains("Documents") {
+            format!(
+                "more than {} documents in one file",
+                crate::limits::MAX_DOCUMENTS
+            )
+        } else if first.contains("Nodes") || first.contains("Events") {
+            format!("more than {} values in one file", crate::limits::MAX_NODES)
+        } else if first.contains("Depth") {
+            "nesting deeper than 64 levels".to_string()
+        } else if first.contains("Alias") || first.contains("Anchor") || first.contains("Recorded")
+        {
+            "aliases that expand to too much data".to_string()
+        } else {
+            "the file is too large or too complex to read".to_string()
+        };
+        return format!("{what} (a limit that protects against hostile input)");
+    }
+    if first.contains("recursive references") {
+        return "an alias refers to the value that contains it (a recursive alias)".to_string();
+    }
+    first.to_string()
 }
 
 /// The tree as serde-saphyr hands it over; converted to [`Node`] right away.
@@ -357,6 +394,34 @@ mod tests {
         let error = parse_documents("a: 1\nb: [1, 2\n").unwrap_err();
         assert!(error.span.is_some(), "{error:?}");
         assert!(!error.message.starts_with("error:"), "{}", error.message);
+    }
+
+    #[test]
+    fn messages_speak_yaml_not_parser_internals() {
+        let duplicate = parse_documents("a: 1\na: 2\n").unwrap_err();
+        assert_eq!(duplicate.message, "duplicate key `a` in a mapping");
+        let recursive = parse_documents("a: &a [*a]\n").unwrap_err();
+        assert!(recursive.message.contains("recursive alias"), "{}", recursive.message);
+        let documents: String = (0..1_100)
+            .map(|i| format!("---\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n"))
+            .collect();
+        assert_eq!(parse_documents(&documents).unwrap().len(), 1_100);
+        for message in [duplicate.message, recursive.message] {
+            assert!(!message.contains("Policy") && !message.contains('{'), "{message}");
+        }
+    }
+
+    #[test]
+    fn alias_expansion_stays_bounded() {
+        // A billion laughs: ten levels of ten aliases each.
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for level in 1..10 {
+            let previous = format!("*a{}", level - 1);
+            let items = vec![previous.as_str(); 10].join(", ");
+            text.push_str(&format!("a{level}: &a{level} [{items}]\n"));
+        }
+        let error = parse_documents(&text).unwrap_err();
+        assert!(error.message.contains("limit"), "{}", error.message);
     }
 
     #[test]

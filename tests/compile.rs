@@ -40,7 +40,7 @@ fn overlays_match_their_golden_files() {
     let registry = Registry::builtin();
     for case in cases() {
         let name = case_name(&case);
-        let loaded = aiml::repo::load(&case, &registry).expect("load");
+        let loaded = aiml::repo::load(&case, &registry, u64::MAX).expect("load");
         let (compiled, diagnostics) =
             aiml::render::compile(&loaded, &registry, &[]).expect("compile");
         assert!(

@@ -1,24 +1,28 @@
 //! The command line: clap definitions and the wiring of each command. No business logic:
 //! every command calls the pipeline stages and prints what they return.
 //!
-//! stdout carries data (JSON, listings); stderr carries human diagnostics and progress.
+//! stdout carries data (JSON, listings); stderr carries human diagnostics and progress. A
+//! closed stdout (`… | head`) stops printing but never changes the exit code.
 
+mod blueprints;
+mod render;
+mod validate;
+
+use std::cell::Cell;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use rayon::prelude::*;
 
-use aiml::blueprint;
 use aiml::diagnostic::{self, Diagnostic};
 use aiml::kinds::Registry;
 use aiml::kustomize::Kustomize;
-use aiml::render::{self, Change, Checks, Report};
-use aiml::repo::{self, SourceFile};
+use aiml::limits::Limits;
+use aiml::render::{Checks, Report};
+use aiml::repo;
 use aiml::schema::{CheckOptions, Schemas};
-use aiml::validate::{self, Object};
 
 /// Compile AI/ML blueprints for GKE into validated Kustomize overlays and rendered manifests.
 #[derive(Debug, Parser)]
@@ -38,9 +42,10 @@ pub struct Cli {
 
 #[derive(Debug, Args)]
 struct Global {
-    /// Repository to work on.
-    #[arg(long, global = true, value_name = "DIR", default_value = ".")]
-    repo: PathBuf,
+    /// Repository to work on (default: the nearest folder from here up that holds
+    /// `blueprints/`, else the git work tree).
+    #[arg(long, global = true, value_name = "DIR")]
+    repo: Option<PathBuf>,
     /// Output format for structured output.
     #[arg(short, long, global = true, value_enum, default_value_t = Output::Text)]
     output: Output,
@@ -118,11 +123,65 @@ impl From<Outcome> for ExitCode {
     }
 }
 
+/// What every command shares.
+struct Context<'s> {
+    printer: Printer,
+    registry: Registry,
+    checks: Checks<'s>,
+    limits: Limits,
+    repo: Option<PathBuf>,
+}
+
+impl Context<'_> {
+    /// The repository root: `--repo`, or found from the current folder.
+    fn root(&self) -> anyhow::Result<PathBuf> {
+        if let Some(dir) = &self.repo {
+            let metadata = std::fs::metadata(dir).map_err(|_| {
+                anyhow::anyhow!("repository folder `{}` does not exist", dir.display())
+            })?;
+            if !metadata.is_dir() {
+                anyhow::bail!(
+                    "`{}` is {}, not a folder: `--repo` takes the repository folder",
+                    dir.display(),
+                    repo::describe_file_type(metadata.file_type())
+                );
+            }
+            return Ok(dir.clone());
+        }
+        let here = std::env::current_dir().context("could not read the current folder")?;
+        repo::discover(&here).ok_or_else(|| {
+            anyhow::anyhow!(
+                "not in a kubectl-aiml repository: no `{}/` folder in `{}` or above, and no git work tree; run from the repository or pass `--repo DIR`",
+                repo::BLUEPRINTS_DIR,
+                here.display()
+            )
+        })
+    }
+
+    /// Loads the repository's blueprints. A repository without any is an error: rendering
+    /// it would delete every output, and checking it would check nothing.
+    fn load(&self, root: &Path) -> anyhow::Result<repo::Loaded> {
+        let loaded = repo::load(root, &self.registry, self.limits.max_file_size)?;
+        let documents: usize = loaded.files.iter().map(|f| f.documents.len()).sum();
+        if documents == 0 && loaded.diagnostics.is_empty() {
+            anyhow::bail!(
+                "no blueprint under `{}/` ({} files read): nothing to render or validate",
+                repo::BLUEPRINTS_DIR,
+                loaded.files.len()
+            );
+        }
+        Ok(loaded)
+    }
+
+    fn kustomize(&self) -> anyhow::Result<Kustomize> {
+        Ok(Kustomize::discover()?.with_limits(&self.limits))
+    }
+}
+
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let printer = Printer::new(&cli.global);
-    let root = cli.global.repo.as_path();
-    let registry = Registry::builtin();
+    let limits = Limits::from_env()?;
     let extra_schemas;
     let schemas = if cli.global.schemas.is_empty() {
         Schemas::embedded()
@@ -130,29 +189,33 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         extra_schemas = Schemas::with_dirs(&cli.global.schemas)?;
         &extra_schemas
     };
-    let checks = Checks {
-        schemas,
-        options: CheckOptions {
-            strict: cli.global.strict,
+    let context = Context {
+        printer,
+        registry: Registry::builtin(),
+        checks: Checks {
+            schemas,
+            options: CheckOptions {
+                strict: cli.global.strict,
+            },
         },
+        limits,
+        repo: cli.global.repo,
     };
     match cli.command {
-        Command::Render { names, check } => {
-            render(root, &registry, checks, &names, check, &printer)
-        }
-        Command::Validate { paths } => validate_command(root, &registry, checks, &paths, &printer),
-        Command::Blueprints { schema: Some(kind) } => kind_schema(&registry, &kind, &printer),
-        Command::Blueprints { schema: None } => blueprints(root, &registry, &printer),
+        Command::Render { names, check } => render::run(&context, &names, check),
+        Command::Validate { paths } => validate::run(&context, &paths),
+        Command::Blueprints { schema: Some(kind) } => blueprints::schema(&context, &kind),
+        Command::Blueprints { schema: None } => blueprints::list(&context),
         Command::Version => {
             let mut text = format!("kubectl-aiml {}\n", env!("CARGO_PKG_VERSION"));
             // Which kustomize renders would use, when there is one.
-            if let Ok(kustomize) = Kustomize::discover() {
+            if let Ok(kustomize) = context.kustomize() {
                 let version = kustomize
                     .version()
                     .unwrap_or_else(|_| "unknown version".into());
                 text.push_str(&format!("kustomize {version} ({})\n", kustomize.name()));
             }
-            printer.out(&text)?;
+            context.printer.out(&text);
             Ok(Outcome::Success)
         }
     }
@@ -162,6 +225,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
 struct Printer {
     json: bool,
     color: bool,
+    /// stdout was closed by the reader: print nothing more there.
+    closed: Cell<bool>,
 }
 
 impl Printer {
@@ -171,34 +236,52 @@ impl Printer {
         Self {
             json: global.output == Output::Json,
             color: !no_color && std::io::stderr().is_terminal(),
+            closed: Cell::new(false),
         }
     }
 
-    fn out(&self, text: &str) -> std::io::Result<()> {
+    /// Data on stdout. A reader that stops reading (`| head`) is not an error, and never
+    /// turns findings into success: the exit code stays what the findings call for.
+    fn out(&self, text: &str) {
+        if self.closed.get() {
+            return;
+        }
+        let text = if self.json {
+            text.to_string()
+        } else {
+            diagnostic::sanitize(text, usize::MAX)
+        };
         let mut stdout = std::io::stdout().lock();
-        stdout.write_all(text.as_bytes())?;
-        stdout.flush()
+        if stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            self.closed.set(true);
+        }
     }
 
+    /// Messages on stderr, with control characters escaped.
     fn err(&self, text: &str) {
+        self.err_raw(&diagnostic::sanitize(text, usize::MAX));
+    }
+
+    fn err_raw(&self, text: &str) {
         // Nothing sensible to do when stderr is gone.
         let _ = std::io::stderr().lock().write_all(text.as_bytes());
     }
 
     /// Prints findings (human on stderr, or JSON on stdout).
-    fn diagnostics(
-        &self,
-        diagnostics: &[Diagnostic],
-        sources: &diagnostic::SourceLookup<'_>,
-    ) -> std::io::Result<()> {
+    fn diagnostics(&self, diagnostics: &[Diagnostic], sources: &diagnostic::SourceLookup<'_>) {
         if self.json {
-            return self.out(&diagnostic::render_json(diagnostics));
+            self.out(&diagnostic::render_json(diagnostics));
+            return;
         }
         if !diagnostics.is_empty() {
-            self.err(&diagnostic::render_human(diagnostics, sources, self.color));
+            // Already escaped field by field; colors must survive.
+            self.err_raw(&diagnostic::render_human(diagnostics, sources, self.color));
             self.err(&format!("{}\n", diagnostic::summary(diagnostics)));
         }
-        Ok(())
     }
 }
 
@@ -212,287 +295,7 @@ fn outcome_of(report: &Report) -> Outcome {
     }
 }
 
-fn load_repo(root: &Path, registry: &Registry) -> anyhow::Result<repo::Loaded> {
-    if !root.is_dir() {
-        anyhow::bail!("repository folder `{}` does not exist", root.display());
-    }
-    repo::load(root, registry)
-        .with_context(|| format!("could not read blueprints of `{}`", root.display()))
-}
-
-fn render(
-    root: &Path,
-    registry: &Registry,
-    checks: Checks<'_>,
-    names: &[String],
-    check: bool,
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
-    let loaded = load_repo(root, registry)?;
-    let kustomize = Kustomize::discover()?;
-    // Same file system as the repository, so the final swap is a rename.
-    let staging = if check {
-        tempfile::Builder::new().prefix("aiml-check-").tempdir()
-    } else {
-        tempfile::Builder::new()
-            .prefix(".aiml-staging-")
-            .tempdir_in(root)
-    }
-    .with_context(|| format!("could not create a staging folder in `{}`", root.display()))?;
-    let report = render::build(
-        &loaded,
-        registry,
-        names,
-        &kustomize,
-        checks,
-        root,
-        staging.path(),
-    )?;
-    printer.diagnostics(&report.diagnostics, &|f| loaded.text(f))?;
-    let outcome = outcome_of(&report);
-    if outcome != Outcome::Success {
-        printer.err("nothing was written\n");
-        return Ok(outcome);
-    }
-    let rendered: Vec<String> = report.blueprints.iter().map(|b| b.name.clone()).collect();
-    let full = names.is_empty();
-    let objects = report.object_count();
-    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    if check {
-        let drift = render::compare(root, staging.path(), &rendered, full)?;
-        if drift.is_empty() {
-            printer.err(&format!(
-                "{} up to date ({})\n",
-                plural(rendered.len(), "blueprint"),
-                plural(objects, "object")
-            ));
-            return Ok(Outcome::Success);
-        }
-        for d in &drift {
-            let verb = match d.change {
-                Change::Added => "would add",
-                Change::Modified => "would change",
-                Change::Removed => "would remove",
-            };
-            printer.err(&format!("{verb} {}\n", d.path));
-        }
-        printer.err(&format!(
-            "{} out of date: run `kubectl aiml render` and commit the result\n",
-            plural(drift.len(), "file")
-        ));
-        return Ok(Outcome::Findings);
-    }
-    let drift = render::commit(root, staging.path(), &rendered, full)?;
-    printer.err(&format!(
-        "rendered {} ({}); {} changed\n",
-        plural(rendered.len(), "blueprint"),
-        plural(objects, "object"),
-        plural(drift.len(), "file")
-    ));
-    Ok(Outcome::Success)
-}
-
-fn validate_command(
-    root: &Path,
-    registry: &Registry,
-    checks: Checks<'_>,
-    paths: &[PathBuf],
-    printer: &Printer,
-) -> anyhow::Result<Outcome> {
-    if paths.is_empty() {
-        let loaded = load_repo(root, registry)?;
-        let report = build_in_temp(&loaded, registry, checks, root)?;
-        printer.diagnostics(&report.diagnostics, &|f| loaded.text(f))?;
-        if !printer.json && report.diagnostics.is_empty() {
-            printer.err(&format!("{} blueprints valid\n", report.blueprints.len()));
-        }
-        return Ok(outcome_of(&report));
-    }
-    // Explicit paths: blueprints among them are compiled; everything else is a manifest.
-    let is_blueprint = |node: &aiml::yaml::Node| {
-        node.get("apiVersion").and_then(aiml::yaml::Node::as_str) == Some(blueprint::API_VERSION)
-    };
-    let mut manifests: Vec<SourceFile> = Vec::new();
-    let mut blueprints = repo::Loaded::default();
-    let mut diagnostics = Vec::new();
-    for path in paths {
-        let list = if path.is_dir() {
-            repo::yaml_files(path)
-                .with_context(|| format!("could not read `{}`", path.display()))?
-        } else if path.is_file() {
-            vec![path.clone()]
-        } else {
-            anyhow::bail!("no such file or folder: `{}`", path.display());
-        };
-        for file in list {
-            // Paths given on the command line are shown as given (less a leading `./`).
-            let display = file
-                .strip_prefix(".")
-                .unwrap_or(&file)
-                .to_string_lossy()
-                .replace('\\', "/");
-            let (mut source, diagnostic) = repo::read_source(&file, display)
-                .with_context(|| format!("could not read `{}`", file.display()))?;
-            diagnostics.extend(diagnostic);
-            let (blueprint_documents, others) = std::mem::take(&mut source.documents)
-                .into_iter()
-                .partition::<Vec<_>, _>(|n| is_blueprint(n));
-            if !blueprint_documents.is_empty() {
-                blueprints.files.push(SourceFile {
-                    path: source.path.clone(),
-                    text: source.text.clone(),
-                    documents: blueprint_documents,
-                });
-            }
-            source.documents = others;
-            manifests.push(source);
-        }
-    }
-    let mut objects = Vec::new();
-    let mut sources = Vec::new();
-    for file in &manifests {
-        for node in &file.documents {
-            match Object::from_node(&file.path, node) {
-                Some(object) => {
-                    objects.push(object);
-                    sources.push(file.text.as_str());
-                }
-                None => diagnostics.push(
-                    Diagnostic::warning(
-                        "not-an-object",
-                        "document is not a Kubernetes object; skipped",
-                    )
-                    .at(file.path.clone(), node.span)
-                    .expected("`apiVersion`, `kind` and `metadata.name`"),
-                ),
-            }
-        }
-    }
-    let schema_findings: Vec<Vec<Diagnostic>> = objects
-        .par_iter()
-        .zip(sources.par_iter())
-        .map(|(object, source)| {
-            checks
-                .schemas
-                .check_with_source(object, source, &checks.options)
-        })
-        .collect();
-    diagnostics.extend(schema_findings.into_iter().flatten());
-    diagnostics.extend(validate::validate(&objects));
-    let mut count = objects.len();
-    if !blueprints.files.is_empty() {
-        blueprints.check_envelopes(registry);
-        let report = build_in_temp(&blueprints, registry, checks, root)?;
-        count += report.blueprints.len();
-        diagnostics.extend(report.diagnostics);
-    }
-    diagnostic::sort(&mut diagnostics);
-    let text_of = |f: &str| {
-        manifests
-            .iter()
-            .find(|s| s.path == f)
-            .map(|s| s.text.clone())
-    };
-    printer.diagnostics(&diagnostics, &text_of)?;
-    if !printer.json && diagnostics.is_empty() {
-        printer.err(&format!("{count} objects and blueprints valid\n"));
-    }
-    let report = Report {
-        blueprints: Vec::new(),
-        diagnostics,
-    };
-    Ok(outcome_of(&report))
-}
-
-/// Renders every blueprint of `loaded` into a throwaway folder, for its findings.
-fn build_in_temp(
-    loaded: &repo::Loaded,
-    registry: &Registry,
-    checks: Checks<'_>,
-    root: &Path,
-) -> anyhow::Result<Report> {
-    let kustomize = Kustomize::discover()?;
-    let staging = tempfile::Builder::new()
-        .prefix("aiml-validate-")
-        .tempdir()?;
-    Ok(render::build(
-        loaded,
-        registry,
-        &[],
-        &kustomize,
-        checks,
-        root,
-        staging.path(),
-    )?)
-}
-
-fn kind_schema(registry: &Registry, kind: &str, printer: &Printer) -> anyhow::Result<Outcome> {
-    let Some(found) = registry.get(kind) else {
-        let names: Vec<String> = registry.names().map(|n| format!("`{n}`")).collect();
-        printer.err(&format!(
-            "error: unknown blueprint kind `{kind}`; known kinds: {}\n",
-            names.join(", ")
-        ));
-        return Ok(Outcome::Failure);
-    };
-    printer.out(&format!(
-        "{}\n",
-        serde_json::to_string_pretty(&found.spec_schema())?
-    ))?;
-    Ok(Outcome::Success)
-}
-
-fn blueprints(root: &Path, registry: &Registry, printer: &Printer) -> anyhow::Result<Outcome> {
-    let loaded = load_repo(root, registry)?;
-    let listed: Vec<(String, String, String)> = loaded
-        .blueprints(registry)
-        .iter()
-        .map(|b| {
-            (
-                b.name.to_string(),
-                b.kind.name().to_string(),
-                b.file.to_string(),
-            )
-        })
-        .collect();
-    if printer.json {
-        let kinds: Vec<_> = registry
-            .iter()
-            .map(|k| serde_json::json!({ "kind": k.name(), "summary": k.summary() }))
-            .collect();
-        let items: Vec<_> = listed
-            .iter()
-            .map(|(name, kind, file)| serde_json::json!({ "name": name, "kind": kind, "file": file }))
-            .collect();
-        let json = serde_json::json!({
-            "apiVersion": blueprint::API_VERSION,
-            "kinds": kinds,
-            "blueprints": items,
-            "diagnostics": loaded.diagnostics,
-        });
-        printer.out(&format!("{}\n", serde_json::to_string_pretty(&json)?))?;
-    } else {
-        let mut text = format!("KINDS ({})\n", blueprint::API_VERSION);
-        for k in registry.iter() {
-            text.push_str(&format!("  {:<22} {}\n", k.name(), k.summary()));
-        }
-        text.push_str("\nBLUEPRINTS\n");
-        if listed.is_empty() {
-            text.push_str("  (none under blueprints/)\n");
-        }
-        for (name, kind, file) in &listed {
-            text.push_str(&format!("  {name:<32} {kind:<22} {file}\n"));
-        }
-        printer.out(&text)?;
-        printer.diagnostics(&loaded.diagnostics, &|f| loaded.text(f))?;
-    }
-    Ok(
-        if loaded.diagnostics.iter().any(blueprint::is_input_error) {
-            Outcome::Failure
-        } else if loaded.diagnostics.iter().any(Diagnostic::is_error) {
-            Outcome::Findings
-        } else {
-            Outcome::Success
-        },
-    )
+/// `1 blueprint`, `2 objects`.
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
