@@ -286,18 +286,18 @@ pub fn sort(diagnostics: &mut Vec<Diagnostic>) {
 pub fn sanitize(text: &str, max: usize) -> String {
     let keep_newlines = max > 200;
     let mut out = String::with_capacity(text.len().min(max.saturating_add(32)));
-    let mut count = 0;
-    for c in text.chars() {
+    for (count, c) in text.chars().enumerate() {
         if count == max {
             let rest = text.chars().count() - count;
             out.push_str(&format!("… ({rest} more characters)"));
             break;
         }
-        count += 1;
         match c {
             '\n' if keep_newlines => out.push('\n'),
             '\t' => out.push('\t'),
-            c if c.is_control() || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') => {
+            c if c.is_control()
+                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
+            {
                 out.push_str(&c.escape_unicode().to_string());
             }
             c => out.push(c),
@@ -472,8 +472,14 @@ mod tests {
         hostile.found = Some("x".repeat(10_000));
         hostile.file = "blueprints/\u{1b}[31mred.yaml".into();
         let lookup = |_: &str| None;
-        for text in [render_human(&[hostile.clone()], &lookup, false), render_json(&[hostile])] {
-            assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text}");
+        for text in [
+            render_human(&[hostile.clone()], &lookup, false),
+            render_json(&[hostile]),
+        ] {
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\u{7}'),
+                "{text}"
+            );
             assert!(text.len() < 2_000, "{} bytes", text.len());
             assert!(text.contains("more characters"), "{text}");
         }

@@ -186,7 +186,10 @@ impl Kustomize {
             .stdout
             .take()
             .map(|pipe| reader(pipe, limit, Some(Arc::clone(&overflow))));
-        let stderr = child.stderr.take().map(|pipe| reader(pipe, 64 * 1024, None));
+        let stderr = child
+            .stderr
+            .take()
+            .map(|pipe| reader(pipe, 64 * 1024, None));
         let started = Instant::now();
         let status = loop {
             match child.wait_timeout(Duration::from_millis(20)) {

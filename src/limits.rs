@@ -115,7 +115,8 @@ fn parse_size(text: &str) -> Option<u64> {
 
 fn parse_seconds(text: &str) -> Option<Duration> {
     let seconds: f64 = text.trim().parse().ok()?;
-    (seconds.is_finite() && seconds > 0.0 && seconds < 1e9).then(|| Duration::from_secs_f64(seconds))
+    (seconds.is_finite() && seconds > 0.0 && seconds < 1e9)
+        .then(|| Duration::from_secs_f64(seconds))
 }
 
 /// `64 MiB`, for messages.
@@ -123,7 +124,7 @@ fn parse_seconds(text: &str) -> Option<Duration> {
 pub fn human_size(bytes: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     for (size, unit) in UNITS {
-        if bytes >= size && bytes % size == 0 {
+        if bytes >= size && bytes.is_multiple_of(size) {
             return format!("{} {unit}", bytes / size);
         }
     }

@@ -85,7 +85,9 @@ pub enum SplitError {
     #[error("two objects map to the same rendered file `{0}`")]
     Duplicate(String),
     /// An object whose identity cannot be a file name (and is no valid Kubernetes name).
-    #[error("kustomize printed {object}, whose {part} is not a valid Kubernetes {expected}; nothing was written")]
+    #[error(
+        "kustomize printed {object}, whose {part} is not a valid Kubernetes {expected}; nothing was written"
+    )]
     UnsafeName {
         /// The object, with the offending part escaped.
         object: String,
@@ -139,7 +141,11 @@ fn is_dns_subdomain(text: &str, colon: bool) -> bool {
         && text.ends_with(edge)
         && !text.contains("..")
         && text.bytes().all(|b| {
-            b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.' || (colon && b == b':')
+            b.is_ascii_lowercase()
+                || b.is_ascii_digit()
+                || b == b'-'
+                || b == b'.'
+                || (colon && b == b':')
         })
 }
 
@@ -155,10 +161,14 @@ pub fn split(output: &str) -> Result<Vec<Manifest>, SplitError> {
     for chunk in documents(output) {
         let mut nodes = yaml::parse_documents(&chunk).map_err(SplitError::Parse)?;
         let Some(node) = nodes.pop().filter(|_| nodes.is_empty()) else {
-            return Err(SplitError::NotAnObject(crate::diagnostic::sanitize(&chunk, 400)));
+            return Err(SplitError::NotAnObject(crate::diagnostic::sanitize(
+                &chunk, 400,
+            )));
         };
         let Some((api_version, id)) = identity(&node).map(|(v, id)| (v.to_string(), id)) else {
-            return Err(SplitError::NotAnObject(crate::diagnostic::sanitize(&chunk, 400)));
+            return Err(SplitError::NotAnObject(crate::diagnostic::sanitize(
+                &chunk, 400,
+            )));
         };
         check_identity(&id)?;
         manifests.push(Manifest {
@@ -308,19 +318,41 @@ mod tests {
 
     #[test]
     fn names_that_would_escape_their_folder_are_refused() {
-        for name in ["../../etc", "a/b", "..", ".hidden", "UPPER", "tab\there", "x\u{1b}[31m", ""] {
+        for name in [
+            "../../etc",
+            "a/b",
+            "..",
+            ".hidden",
+            "UPPER",
+            "tab\there",
+            "x\u{1b}[31m",
+            "",
+        ] {
             let output = format!(
                 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n  namespace: ns\n",
                 serde_json::to_string(name).unwrap()
             );
             let error = split(&output).unwrap_err();
-            assert!(matches!(error, SplitError::UnsafeName { part: "name", .. }), "{name:?}: {error}");
+            assert!(
+                matches!(error, SplitError::UnsafeName { part: "name", .. }),
+                "{name:?}: {error}"
+            );
             assert!(!error.to_string().contains('\u{1b}'), "{error}");
         }
-        let bad_namespace = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ../x}\n";
-        assert!(matches!(split(bad_namespace), Err(SplitError::UnsafeName { part: "namespace", .. })));
+        let bad_namespace =
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ../x}\n";
+        assert!(matches!(
+            split(bad_namespace),
+            Err(SplitError::UnsafeName {
+                part: "namespace",
+                ..
+            })
+        ));
         let bad_kind = "apiVersion: v1\nkind: Config/Map\nmetadata: {name: a}\n";
-        assert!(matches!(split(bad_kind), Err(SplitError::UnsafeName { part: "kind", .. })));
+        assert!(matches!(
+            split(bad_kind),
+            Err(SplitError::UnsafeName { part: "kind", .. })
+        ));
         let rbac = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: 'system:aggregate-to-view'}\n";
         assert!(split(rbac).is_ok());
     }

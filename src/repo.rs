@@ -46,7 +46,9 @@ impl Loaded {
         let mut blueprints = Vec::new();
         for file in &self.files {
             for node in &file.documents {
-                if let Ok(blueprint) = Blueprint::from_node(&file.path, node, registry) {
+                if let Ok(blueprint) = Blueprint::from_node(&file.path, node, registry)
+                    .map(|b| b.with_source(&file.text))
+                {
                     blueprints.push(blueprint);
                 }
             }
@@ -62,7 +64,9 @@ impl Loaded {
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
         for file in &self.files {
             for node in &file.documents {
-                match Blueprint::from_node(&file.path, node, registry) {
+                match Blueprint::from_node(&file.path, node, registry)
+                    .map(|b| b.with_source(&file.text))
+                {
                     Ok(blueprint) => {
                         let location = format!("{}:{}", file.path, node.span.line);
                         if let Some(first) = seen.insert(blueprint.name.to_string(), location) {

@@ -401,13 +401,20 @@ mod tests {
         let duplicate = parse_documents("a: 1\na: 2\n").unwrap_err();
         assert_eq!(duplicate.message, "duplicate key `a` in a mapping");
         let recursive = parse_documents("a: &a [*a]\n").unwrap_err();
-        assert!(recursive.message.contains("recursive alias"), "{}", recursive.message);
+        assert!(
+            recursive.message.contains("recursive alias"),
+            "{}",
+            recursive.message
+        );
         let documents: String = (0..1_100)
             .map(|i| format!("---\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n"))
             .collect();
         assert_eq!(parse_documents(&documents).unwrap().len(), 1_100);
         for message in [duplicate.message, recursive.message] {
-            assert!(!message.contains("Policy") && !message.contains('{'), "{message}");
+            assert!(
+                !message.contains("Policy") && !message.contains('{'),
+                "{message}"
+            );
         }
     }
 
@@ -417,7 +424,7 @@ mod tests {
         let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
         for level in 1..10 {
             let previous = format!("*a{}", level - 1);
-            let items = vec![previous.as_str(); 10].join(", ");
+            let items = [previous.as_str(); 10].join(", ");
             text.push_str(&format!("a{level}: &a{level} [{items}]\n"));
         }
         let error = parse_documents(&text).unwrap_err();

@@ -7,77 +7,9 @@ use std::process::Command;
 
 use assert_cmd::cargo::cargo_bin;
 
-const EXAMPLE: &str = include_str!("../blueprints/multislice-v4-32-training.yaml");
+mod support;
 
-/// A temporary repository with the example blueprint.
-struct TestRepo {
-    dir: tempfile::TempDir,
-}
-
-impl TestRepo {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let repo = Self { dir };
-        repo.write("blueprints/multislice-v4-32-training.yaml", EXAMPLE);
-        repo
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path().join(relative);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-
-    fn aiml(&self, args: &[&str]) -> Run {
-        self.aiml_with_env(args, &[])
-    }
-
-    fn aiml_with_env(&self, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Run {
-        let output = Command::new(cargo_bin("kubectl-aiml"))
-            .args(args)
-            .current_dir(self.path())
-            .env("NO_COLOR", "1")
-            .envs(env.iter().copied())
-            .output()
-            .expect("run kubectl-aiml");
-        Run {
-            code: output.status.code().expect("exit code"),
-            stdout: String::from_utf8(output.stdout).expect("utf-8"),
-            stderr: String::from_utf8(output.stderr).expect("utf-8"),
-        }
-    }
-
-    /// Every file under overlays/ and rendered/.
-    fn generated(&self) -> BTreeMap<String, Vec<u8>> {
-        let mut all = BTreeMap::new();
-        for top in ["overlays", "rendered"] {
-            for (path, content) in aiml::render::read_tree(&self.path().join(top)).expect("read") {
-                all.insert(format!("{top}/{path}"), content);
-            }
-        }
-        all
-    }
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    /// What a person sees, for snapshots.
-    fn transcript(&self) -> String {
-        format!(
-            "exit: {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
+use support::{EXAMPLE, TestRepo};
 
 #[test]
 fn render_is_deterministic_and_check_passes() {

@@ -42,6 +42,9 @@ pub struct Blueprint<'a> {
     pub name: &'a str,
     /// Its kind.
     pub kind: &'a dyn Kind,
+    /// The text of its file (spans index into it), when known: messages then quote values
+    /// exactly as written.
+    pub source: &'a str,
 }
 
 impl std::fmt::Debug for Blueprint<'_> {
@@ -160,7 +163,23 @@ impl<'a> Blueprint<'a> {
             node,
             name,
             kind,
+            source: "",
         })
+    }
+
+    /// The same blueprint, knowing the text of its file.
+    #[must_use]
+    pub fn with_source(mut self, source: &'a str) -> Self {
+        self.source = source;
+        self
+    }
+
+    /// The text of a scalar as written in the file (`1.10`, not the parsed `1.1`).
+    fn written(&self, span: Span) -> Option<&'a str> {
+        let text = self
+            .source
+            .get(span.offset..span.offset.checked_add(span.len)?)?;
+        (!text.is_empty()).then_some(text)
     }
 
     /// The `spec` node.
@@ -211,9 +230,24 @@ impl<'a> Blueprint<'a> {
             let mut d = Diagnostic::error("blueprint-schema", e.message)
                 .at(self.file, e.span.unwrap_or(self.spec().span))
                 .field(e.path);
-            d.found = e.found;
             d.expected = e.expected;
-            d.fix = e.fix;
+            // A number read back loses how it was written (`1.10` parses as 1.1): quote the
+            // user's own characters.
+            let written = e.span.and_then(|span| self.written(span));
+            match written {
+                Some(raw)
+                    if e.fix
+                        .as_deref()
+                        .is_some_and(|f| f.starts_with("quote the value")) =>
+                {
+                    d.found = Some(raw.to_string());
+                    d.fix = Some(format!("quote the value: `\"{raw}\"`"));
+                }
+                _ => {
+                    d.found = e.found;
+                    d.fix = e.fix;
+                }
+            }
             d
         })
     }
@@ -268,6 +302,19 @@ mod tests {
         assert_eq!(d.rule, "blueprint-kind");
         assert_eq!(d.line, 2);
         assert_eq!(d.fix.as_deref(), Some("did you mean `MultisliceTraining`?"));
+    }
+
+    #[test]
+    fn the_fix_for_an_unquoted_version_quotes_it_as_written() {
+        let text = "apiVersion: aiml.dev/v1alpha1\nkind: MultisliceTraining\nmetadata: {name: a}\nspec:\n  project: my-project\n  tpu: {type: v4-8}\n  training:\n    image: 1.10\n";
+        let docs = parse_documents(text).unwrap();
+        let registry = Registry::builtin();
+        let blueprint = Blueprint::from_node("b.yaml", &docs[0], &registry)
+            .unwrap()
+            .with_source(text);
+        let error = blueprint.kind.read(&blueprint).err().unwrap();
+        assert_eq!(error.fix.as_deref(), Some("quote the value: `\"1.10\"`"));
+        assert_eq!(error.found.as_deref(), Some("1.10"));
     }
 
     #[test]

@@ -30,7 +30,11 @@ pub(super) fn list(context: &Context<'_>) -> anyhow::Result<Outcome> {
             .iter()
             .map(|(name, kind, file)| serde_json::json!({ "name": name, "kind": kind, "file": file }))
             .collect();
-        let printable: Vec<Diagnostic> = loaded.diagnostics.iter().map(Diagnostic::printable).collect();
+        let printable: Vec<Diagnostic> = loaded
+            .diagnostics
+            .iter()
+            .map(Diagnostic::printable)
+            .collect();
         let json = serde_json::json!({
             "apiVersion": blueprint::API_VERSION,
             "kinds": kinds,

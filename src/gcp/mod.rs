@@ -19,6 +19,7 @@ use ipnet::Ipv4Net;
 pub use infra::*;
 
 use crate::accelerator::{GpuPlan, TpuPlan};
+use crate::limits::MAX_NODES_PER_POOL;
 use crate::plan::Planner;
 use spec::{
     BucketSpec, ClusterSpec, ConfigConnectorSpec, DatasetSpec, NetworkSpec, NodePoolSpec,
@@ -282,11 +283,11 @@ impl Gcp {
         let name = spec
             .name
             .clone()
-            .unwrap_or_else(|| format!("{blueprint}-network"));
+            .unwrap_or_else(|| names::shortened(&blueprint, "-network", 63));
         let subnetwork = spec
             .subnetwork
             .clone()
-            .unwrap_or_else(|| format!("{blueprint}-subnet"));
+            .unwrap_or_else(|| names::shortened(&blueprint, "-subnet", 63));
         planner.check_name(
             rule::RESOURCE_NAME,
             "spec.network.name",
@@ -414,7 +415,11 @@ impl Gcp {
         if let Some(other) = &spec.blueprint {
             return self.borrowed_cluster(planner, spec, network, other);
         }
-        let name = spec.name.clone().unwrap_or_else(|| self.blueprint.clone());
+        // GKE cluster names have at most 40 characters.
+        let name = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| names::shortened(&self.blueprint, "", 40));
         planner.check_name(rule::GKE_NAME, "spec.cluster.name", &name, |n| {
             names::limited(n, 40)
         });
@@ -851,6 +856,7 @@ impl Gcp {
             };
         }
         let storage = self.api("storage.googleapis.com");
+        check_location(planner, field, spec.location.as_deref());
         let location = spec
             .location
             .clone()
@@ -885,6 +891,7 @@ impl Gcp {
             names::resource,
             true,
         );
+        check_location(planner, field, spec.location.as_deref());
         let location = spec.location.clone().unwrap_or_else(|| self.region.clone());
         let url = format!("{location}-docker.pkg.dev/{}/{name}", self.project);
         if !spec.existing {
@@ -983,6 +990,7 @@ impl Gcp {
             };
         }
         let api = self.api("bigquery.googleapis.com");
+        check_location(planner, field, spec.location.as_deref());
         let object = object_name(&name);
         let location = spec.location.clone().unwrap_or_else(|| self.region.clone());
         self.infra.datasets.push(DatasetPlan {
@@ -1074,9 +1082,20 @@ fn scale_of(planner: &mut Planner<'_>, spec: &NodePoolSpec, field: &str, default
             ));
             default
         }
-        (Some(nodes), None) => Scale::Fixed { nodes },
+        (Some(nodes), None) => {
+            if nodes > MAX_NODES_PER_POOL {
+                too_many(planner, &format!("{field}.nodeCount"), nodes);
+            }
+            Scale::Fixed { nodes }
+        }
         (None, Some(bounds)) => {
-            if bounds.min_nodes > bounds.max_nodes || bounds.max_nodes == 0 {
+            if bounds.max_nodes > MAX_NODES_PER_POOL {
+                too_many(
+                    planner,
+                    &format!("{field}.autoscaling.maxNodes"),
+                    bounds.max_nodes,
+                );
+            } else if bounds.min_nodes > bounds.max_nodes || bounds.max_nodes == 0 {
                 let d = planner.error(
                     rule::NODE_POOL_SIZE,
                     &format!("{field}.autoscaling"),
@@ -1094,6 +1113,31 @@ fn scale_of(planner: &mut Planner<'_>, spec: &NodePoolSpec, field: &str, default
         }
         (None, None) => default,
     }
+}
+
+/// Checks the `location` a spec part gives, if any.
+fn check_location(planner: &mut Planner<'_>, field: &str, location: Option<&str>) {
+    if let Some(location) = location
+        && let Err(reason) = names::data_location(location)
+    {
+        let d = planner.error(
+            rule::LOCATION,
+            &format!("{field}.location"),
+            format!("invalid location `{location}`: {reason}"),
+        );
+        d.found = Some(location.to_string());
+    }
+}
+
+fn too_many(planner: &mut Planner<'_>, field: &str, nodes: u32) {
+    let d = planner.error(
+        rule::NODE_POOL_SIZE,
+        field,
+        format!(
+            "{nodes} nodes exceed GKE's limit of {MAX_NODES_PER_POOL} nodes per node pool and zone"
+        ),
+    );
+    d.expected = Some(format!("at most {MAX_NODES_PER_POOL}"));
 }
 
 /// Parses the subnet's three ranges (each defaulted), reporting malformed ranges, host bits

@@ -65,6 +65,21 @@ pub fn region_of(location: &str) -> &str {
     }
 }
 
+/// Checks a multi-region or region location of a data resource (`US`, `EU`, `us-central1`,
+/// `NAM4`): letters, digits and `-`, at most 63 characters.
+pub fn data_location(name: &str) -> Result<(), String> {
+    let valid = !name.is_empty()
+        && name.len() <= 63
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && !name.ends_with('-')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    if valid {
+        Ok(())
+    } else {
+        Err("locations look like `US`, `EU` or a region such as `us-central1`".into())
+    }
+}
+
 /// Checks a service account id: 6 to 30 characters of the RFC 1035 form.
 pub fn service_account_id(id: &str) -> Result<(), String> {
     if !(6..=30).contains(&id.len()) {

@@ -268,7 +268,7 @@ impl TypedKind for MultisliceTraining {
                     .cluster
                     .name
                     .clone()
-                    .unwrap_or_else(|| blueprint.name.to_string()),
+                    .unwrap_or_else(|| gcp::names::shortened(blueprint.name, "", 40)),
                 location: spec.cluster.location.clone().unwrap_or(zone),
                 region,
                 config_connector_namespace: spec
@@ -301,6 +301,8 @@ impl TypedKind for MultisliceTraining {
 }
 
 const DEFAULT_REGION: &str = "us-central2";
+/// JobSet restarts that still make sense for one training run.
+const MAX_RESTARTS: u32 = 1_000;
 
 fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     let name = planner.name().to_string();
@@ -377,6 +379,16 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         .clone()
         .unwrap_or_else(|| DEFAULT_IMAGE.into());
     planner.check_image("spec.training.image", &image);
+    if let Some(restarts) = spec.training.max_restarts
+        && restarts > MAX_RESTARTS
+    {
+        let d = planner.error(
+            gcp::rule::CONFLICT,
+            "spec.training.maxRestarts",
+            format!("{restarts} restarts would keep failing slices busy for days"),
+        );
+        d.expected = Some(format!("at most {MAX_RESTARTS}"));
+    }
     for variable in spec.training.env.keys() {
         planner.check_env_name("spec.training.env", variable);
     }
@@ -447,7 +459,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         planner,
         &spec.bucket,
         "spec.bucket",
-        &format!("{}-{name}", spec.project),
+        &gcp::names::shortened(&format!("{}-{name}", spec.project), "", 63),
     );
     for account in [&node_account, &workload_account] {
         for role in BUCKET_ROLES {
