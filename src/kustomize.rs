@@ -46,7 +46,8 @@ pub enum KustomizeError {
     },
     /// The process ran longer than the limit and was killed.
     #[error(
-        "`{command}` did not finish within {timeout:?} and was stopped (set `{}` to allow longer)",
+        "`{command}` did not finish within {} and was stopped (set `{}` to allow longer)",
+        crate::limits::human_duration(*timeout),
         crate::limits::KUSTOMIZE_TIMEOUT_VAR
     )]
     Timeout {

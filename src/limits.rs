@@ -131,6 +131,17 @@ pub fn human_size(bytes: u64) -> String {
     format!("{bytes} bytes")
 }
 
+/// `120 s`, `0.5 s`, for messages.
+#[must_use]
+pub fn human_duration(duration: Duration) -> String {
+    let seconds = duration.as_secs_f64();
+    if seconds.fract() == 0.0 {
+        format!("{seconds:.0} s")
+    } else {
+        format!("{seconds:.1} s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -53,7 +53,8 @@ pub enum WriteError {
     },
     /// Another render holds the lock.
     #[error(
-        "another kubectl-aiml is rendering this repository ({holder}); waited {waited:?} (set `{}` to wait longer)",
+        "another kubectl-aiml is rendering this repository ({holder}); waited {} (set `{}` to wait longer)",
+        crate::limits::human_duration(*waited),
         crate::limits::LOCK_TIMEOUT_VAR
     )]
     Locked {
