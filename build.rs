@@ -14,6 +14,7 @@ const LEVEL: u8 = 9;
 fn main() {
     let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
+    rule_docs(&root, &out);
     let schemas = root.join("schemas");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=schemas");
@@ -74,4 +75,42 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
             files.push(path);
         }
     }
+}
+
+/// Embeds `docs/rules/<rule-id>.md`, one per rule, as `OUT_DIR/rule_docs.rs`: a sorted table
+/// of `(rule id, Markdown)` that `src/rules.rs` includes. Adding a rule's doc is adding a file.
+fn rule_docs(root: &Path, out: &Path) {
+    let docs = root.join("docs").join("rules");
+    println!("cargo::rerun-if-changed=docs/rules");
+    let mut entries: Vec<(String, PathBuf)> = fs::read_dir(&docs)
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|path| path.extension().is_some_and(|e| e == "md"))
+                .map(|path| {
+                    let id = path
+                        .file_stem()
+                        .and_then(|s| s.to_str())
+                        .expect("UTF-8 file name")
+                        .to_string();
+                    (id, path)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    entries.sort();
+    let mut table = String::from(
+        "/// `(rule id, Markdown doc)` from `docs/rules/`, sorted by id.\n\
+         pub(crate) static DOCS: &[(&str, &str)] = &[\n",
+    );
+    for (id, path) in &entries {
+        writeln!(
+            table,
+            "    ({id:?}, include_str!({:?})),",
+            path.display().to_string()
+        )
+        .expect("write to a String");
+    }
+    table.push_str("];\n");
+    fs::write(out.join("rule_docs.rs"), table).expect("write rule_docs.rs");
 }

@@ -29,6 +29,7 @@ pub mod overlay;
 pub mod plan;
 pub mod render;
 pub mod repo;
+pub mod rules;
 pub mod schema;
 pub mod validate;
 pub mod workspace;

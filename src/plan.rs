@@ -136,81 +136,31 @@ pub mod rule {
 }
 
 /// Every blueprint-level rule, with what it checks.
-pub const RULES: &[(&str, &str)] = &[
-    (
-        rule::TPU_TYPE_UNKNOWN,
-        "`spec.tpu.type` is a TPU type of the catalog",
-    ),
-    (
-        rule::TPU_TOPOLOGY_SYNTAX,
-        "`spec.tpu.topology` is `AxB` or `AxBxC`",
-    ),
-    (
-        rule::TPU_TOPOLOGY_SHAPE,
-        "`spec.tpu.topology` is a slice shape of the family",
-    ),
-    (
-        rule::TPU_TOPOLOGY_MISMATCH,
-        "`spec.tpu.topology` agrees with `spec.tpu.type`",
-    ),
-    (
-        rule::TPU_SLICES,
-        "`spec.tpu.slices` is within bounds and allowed by the kind",
-    ),
-    (
-        rule::TPU_MULTISLICE_SINGLE_HOST,
-        "multislice runs on multi-host slices only",
-    ),
-    (
-        rule::TPU_FAMILY_UNSUPPORTED,
-        "the kind supports the TPU family",
-    ),
-    (
-        rule::GPU_TYPE_UNKNOWN,
-        "`spec.gpu.type` is a GKE accelerator of the catalog",
-    ),
-    (rule::GPU_COUNT, "the GPU count fits the machine type"),
-    (rule::PROJECT_ID, "`spec.project` is a valid project id"),
-    (
-        rule::LOCATION,
-        "regions, zones and cluster locations are valid and agree",
-    ),
-    (
-        rule::RESOURCE_NAME,
-        "GCP resource names have the form GCP accepts",
-    ),
-    (
-        rule::SERVICE_ACCOUNT_ID,
-        "service account ids are valid and distinct",
-    ),
-    (
-        rule::BUCKET_NAME,
-        "bucket names have the form Cloud Storage accepts",
-    ),
-    (rule::GKE_NAME, "cluster names have the form GKE accepts"),
-    (
-        rule::NETWORK_CIDR,
-        "node, pod and service ranges are valid networks that do not overlap",
-    ),
-    (rule::CONFLICT, "no two fields contradict each other"),
-    (rule::NODE_POOL_SIZE, "node pool sizes can work"),
-    (
-        rule::KUBERNETES_NAME,
-        "Kubernetes names are DNS-1123 labels",
-    ),
-    (
-        rule::REFERENCE,
-        "referenced blueprints exist and export what is asked of them",
-    ),
-    (
-        rule::IMAGE,
-        "container images are valid references with a tag or digest",
-    ),
-    (rule::ENV_NAME, "environment variable names are valid"),
-    (
-        rule::TENSORBOARD,
-        "TensorBoard resource names have Vertex AI's form",
-    ),
+pub const RULES: &[crate::rules::Rule] = &[
+    crate::rules::Rule {
+        id: rule::GPU_COUNT,
+        summary: "the GPU count fits the machine type",
+    },
+    crate::rules::Rule {
+        id: rule::PROJECT_ID,
+        summary: "`spec.project` is a valid project id",
+    },
+    crate::rules::Rule {
+        id: rule::GKE_NAME,
+        summary: "cluster names have the form GKE accepts",
+    },
+    crate::rules::Rule {
+        id: rule::CONFLICT,
+        summary: "no two fields contradict each other",
+    },
+    crate::rules::Rule {
+        id: rule::NODE_POOL_SIZE,
+        summary: "node pool sizes can work",
+    },
+    crate::rules::Rule {
+        id: rule::ENV_NAME,
+        summary: "environment variable names are valid",
+    },
 ];
 
 /// Collects the findings of one blueprint's planning and answers questions about the others.

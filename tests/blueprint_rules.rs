@@ -82,7 +82,7 @@ fn every_fixture_finds_its_rule_at_the_blueprint_line() {
     }
     let missing: Vec<&str> = aiml::plan::RULES
         .iter()
-        .map(|(id, _)| *id)
+        .map(|rule| rule.id)
         .filter(|id| !covered.contains(*id) && !UNIT_TESTED.contains(id))
         .collect();
     assert!(
@@ -94,7 +94,7 @@ fn every_fixture_finds_its_rule_at_the_blueprint_line() {
 #[test]
 fn blueprint_rule_ids_are_unique_kebab_case() {
     let mut seen = BTreeSet::new();
-    for (id, summary) in aiml::plan::RULES {
+    for aiml::rules::Rule { id, summary } in aiml::plan::RULES {
         assert!(
             id.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
             "{id}"

@@ -14,6 +14,46 @@ use crate::yaml::{Node, Span};
 /// The `apiVersion` of every blueprint.
 pub const API_VERSION: &str = "aiml.dev/v1alpha1";
 
+/// Rules about input files and blueprint envelopes.
+pub const RULES: &[crate::rules::Rule] = &[
+    crate::rules::Rule {
+        id: "yaml-syntax",
+        summary: "every input file is well-formed YAML",
+    },
+    crate::rules::Rule {
+        id: "blueprint-schema",
+        summary: "a blueprint has exactly the fields of its kind, each of the right type",
+    },
+    crate::rules::Rule {
+        id: "blueprint-kind",
+        summary: "a blueprint's `kind` is a blueprint kind this tool knows",
+    },
+    crate::rules::Rule {
+        id: "blueprint-api-version",
+        summary: "a blueprint's `apiVersion` is `aiml.dev/v1alpha1`",
+    },
+    crate::rules::Rule {
+        id: "blueprint-name",
+        summary: "a blueprint's `metadata.name` is a DNS-1123 label",
+    },
+    crate::rules::Rule {
+        id: "blueprint-name-duplicate",
+        summary: "blueprint names are unique in a repository",
+    },
+    crate::rules::Rule {
+        id: "blueprint-object-collision",
+        summary: "no two blueprints render the same object",
+    },
+    crate::rules::Rule {
+        id: "object-labels",
+        summary: "every rendered object carries the `managed-by` and `instance` labels",
+    },
+    crate::rules::Rule {
+        id: "not-an-object",
+        summary: "every document given to `validate` is a Kubernetes object (warning)",
+    },
+];
+
 /// Rule ids that mean the input itself is malformed (exit code 2 rather than 1).
 pub const INPUT_RULES: &[&str] = &[
     "yaml-syntax",

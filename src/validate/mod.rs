@@ -61,14 +61,7 @@ impl<'a> Object<'a> {
     }
 }
 
-/// A validation rule, for listings and docs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rule {
-    /// Stable kebab-case id, as findings carry it.
-    pub id: &'static str,
-    /// What the rule checks, in one line.
-    pub summary: &'static str,
-}
+pub use crate::rules::Rule;
 
 /// Rule ids, one constant each, so that a misspelt id does not compile.
 pub(crate) mod rule {
