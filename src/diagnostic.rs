@@ -370,6 +370,8 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, colo
         if let Some(fix) = &d.fix {
             group = group.element(Level::HELP.message(fix.as_str()));
         }
+        let doc = format!("rule: `{}`", crate::rules::doc_reference(d.rule.as_str()));
+        group = group.element(Level::NOTE.message(doc.as_str()));
         let report: [Group<'_>; 1] = [group];
         out.push_str(&renderer.render(&report));
         out.push_str("\n\n");
@@ -377,23 +379,41 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, colo
     out
 }
 
-/// One-line summary: `2 errors, 1 warning`.
+/// One-line summary: `2 errors, 1 warning`, and `(3 suppressed)` when rules were turned off.
 #[must_use]
-pub fn summary(diagnostics: &[Diagnostic]) -> String {
+pub fn summary(diagnostics: &[Diagnostic], suppressed: usize) -> String {
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = diagnostics.len() - errors;
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    format!(
+    let mut text = format!(
         "{}, {}",
         plural(errors, "error"),
         plural(warnings, "warning")
-    )
+    );
+    if suppressed > 0 {
+        text.push_str(&format!(
+            " ({suppressed} suppressed by `--ignore` or `aiml.dev/ignore`)"
+        ));
+    }
+    text
 }
 
 /// Renders findings as a JSON array (stable field order, sorted input).
 #[must_use]
 pub fn render_json(diagnostics: &[Diagnostic]) -> String {
-    let printable: Vec<Diagnostic> = diagnostics.iter().map(Diagnostic::printable).collect();
+    let printable: Vec<serde_json::Value> = diagnostics
+        .iter()
+        .map(|d| {
+            let mut value = serde_json::to_value(d.printable()).unwrap_or_default();
+            if let Some(map) = value.as_object_mut() {
+                map.insert(
+                    "doc".into(),
+                    crate::rules::doc_reference(d.rule.as_str()).into(),
+                );
+            }
+            value
+        })
+        .collect();
     let mut json = serde_json::to_string_pretty(&printable).unwrap_or_else(|_| "[]".into());
     json.push('\n');
     json
@@ -410,9 +430,18 @@ fn char_offset(line: &str, column: u32) -> usize {
 /// End of the YAML token starting at `start`: up to the `: ` of a key, or the end of a scalar.
 fn token_end(line: &str, start: usize) -> usize {
     let rest = &line[start..];
+    // A quoted scalar ends at its closing quote.
+    if let Some(quote) = rest.chars().next().filter(|c| *c == '"' || *c == '\'')
+        && let Some(close) = rest[1..].find(quote)
+    {
+        return start + close + 2;
+    }
     let end = rest
         .find(": ")
         .or_else(|| rest.strip_suffix(':').map(str::len))
+        // Inside a flow collection (`{a: 1, b: [2]}`) a scalar ends at `,`, `}` or `]`.
+        .or_else(|| rest.find([',', '}', ']']))
+        .or_else(|| rest.find(" #"))
         .unwrap_or_else(|| rest.trim_end().len());
     start + end.max(1).min(rest.len())
 }
@@ -445,7 +474,7 @@ mod tests {
     fn renders_snippet_with_notes() {
         let text = "spec:\n  topology: 4x4\n";
         let lookup = |f: &str| (f == "blueprints/a.yaml").then(|| text.to_string());
-        insta::assert_snapshot!(render_human(&[sample()], &lookup, false), @r"
+        insta::assert_snapshot!(render_human(&[sample()], &lookup, false), @"
         error[tpu-topology-mismatch]: topology `4x4` does not match `v4-32`
          --> blueprints/a.yaml:2:13
           |
@@ -455,6 +484,7 @@ mod tests {
           = note: found: 4x4
           = note: expected: 2x2x4
           = help: set `topology: 2x2x4` or remove it
+          = note: rule: `kubectl aiml rules tpu-topology-mismatch`
         ");
     }
 
@@ -486,11 +516,28 @@ mod tests {
     }
 
     #[test]
+    fn underlines_one_token() {
+        let underline = |line: &str, column: u32| {
+            let start = char_offset(line, column);
+            line[start..token_end(line, start)].to_string()
+        };
+        assert_eq!(underline("  topology: 4x4", 13), "4x4");
+        assert_eq!(underline("  - {name: c, value: 1}]}", 22), "1");
+        assert_eq!(underline("  image: \"a, b\" # x", 10), "\"a, b\"");
+        assert_eq!(underline("  spec:", 3), "spec");
+        assert_eq!(underline("  size: large # why", 9), "large");
+    }
+
+    #[test]
     fn sorts_and_deduplicates() {
         let mut all = vec![sample(), sample().at("a.yaml", Span::default()), sample()];
         sort(&mut all);
         assert_eq!(all.len(), 2);
         assert_eq!(all[0].file, "a.yaml");
-        assert_eq!(summary(&all), "2 errors, 0 warnings");
+        assert_eq!(summary(&all, 0), "2 errors, 0 warnings");
+        assert_eq!(
+            summary(&all, 3),
+            "2 errors, 0 warnings (3 suppressed by `--ignore` or `aiml.dev/ignore`)"
+        );
     }
 }

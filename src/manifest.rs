@@ -211,13 +211,19 @@ fn documents(output: &str) -> Vec<String> {
 }
 
 /// An object's `apiVersion` and identity; `None` when it lacks `apiVersion`, `kind` or
-/// `metadata.name` (not a Kubernetes object).
+/// `metadata.name` (or `metadata.generateName`, which then stands for the name): not a
+/// Kubernetes object.
 #[must_use]
 pub fn identity(node: &Node) -> Option<(&str, ObjectRef)> {
     let api_version = node.get("apiVersion")?.as_str()?;
     let kind = node.get("kind")?.as_str()?.to_string();
     let metadata = node.get("metadata")?;
-    let name = metadata.get("name")?.as_str()?.to_string();
+    // An object created with `generateName` has no name yet: the prefix stands for it.
+    let name = metadata
+        .get("name")
+        .or_else(|| metadata.get("generateName"))?
+        .as_str()?
+        .to_string();
     let namespace = metadata
         .get("namespace")
         .and_then(Node::as_str)

@@ -277,17 +277,18 @@ pub fn input_files(dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
     Ok(files)
 }
 
-/// Reads (see [`read_text`]) and parses one file; a syntax error becomes a `yaml-syntax`
-/// diagnostic.
+/// Reads (see [`read_text`]) and parses one file; each malformed document becomes a
+/// `yaml-syntax` diagnostic, and the other documents are still read.
 pub fn read_source(
     path: &Path,
     display: String,
     limit: u64,
-) -> Result<(SourceFile, Option<Diagnostic>), ReadError> {
+) -> Result<(SourceFile, Vec<Diagnostic>), ReadError> {
     let text = read_text(path, &display, limit)?;
-    let (documents, diagnostic) = match yaml::parse_documents(&text) {
-        Ok(documents) => (documents, None),
-        Err(error) => {
+    let (documents, errors) = yaml::parse_documents_lenient(&text);
+    let diagnostics = errors
+        .into_iter()
+        .map(|error| {
             let mut d =
                 Diagnostic::error("yaml-syntax", format!("malformed YAML: {}", error.message))
                     .expected("well-formed YAML");
@@ -295,16 +296,16 @@ pub fn read_source(
             if let Some(span) = error.span {
                 d = d.at(display.clone(), span);
             }
-            (Vec::new(), Some(d))
-        }
-    };
+            d
+        })
+        .collect();
     Ok((
         SourceFile {
             path: display,
             text,
             documents,
         },
-        diagnostic,
+        diagnostics,
     ))
 }
 
@@ -319,8 +320,8 @@ pub fn load(root: &Path, registry: &Registry, limit: u64) -> Result<Loaded, Read
         });
     }
     for path in input_files(&dir)? {
-        let (file, diagnostic) = read_source(&path, display_path(root, &path), limit)?;
-        loaded.diagnostics.extend(diagnostic);
+        let (file, diagnostics) = read_source(&path, display_path(root, &path), limit)?;
+        loaded.diagnostics.extend(diagnostics);
         loaded.files.push(file);
     }
     loaded.check_envelopes(registry);

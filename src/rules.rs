@@ -49,16 +49,23 @@ pub enum Stage {
     Manifest,
 }
 
-/// Every rule, with the stage that reports it, sorted by stage then id.
+/// Every rule, with the stage that reports it, sorted by stage then id. A rule checked at two
+/// stages (a TPU topology in a blueprint's `tpu` stanza and in a pod's selector) is one rule
+/// with one doc, listed under the later stage.
 #[must_use]
 pub fn all() -> Vec<(Stage, Rule)> {
-    let mut rules: Vec<(Stage, Rule)> = crate::blueprint::RULES
+    let mut rules: Vec<(Stage, Rule)> = Vec::new();
+    let stages = crate::validate::RULES
         .iter()
-        .map(|r| (Stage::Input, *r))
-        .chain(crate::plan::RULES.iter().map(|r| (Stage::Blueprint, *r)))
+        .map(|r| (Stage::Manifest, *r))
         .chain(crate::schema::RULES.iter().map(|r| (Stage::Schema, *r)))
-        .chain(crate::validate::RULES.iter().map(|r| (Stage::Manifest, *r)))
-        .collect();
+        .chain(crate::plan::RULES.iter().map(|r| (Stage::Blueprint, *r)))
+        .chain(crate::blueprint::RULES.iter().map(|r| (Stage::Input, *r)));
+    for (stage, rule) in stages {
+        if !rules.iter().any(|(_, known)| known.id == rule.id) {
+            rules.push((stage, rule));
+        }
+    }
     rules.sort_by(|a, b| (a.0, a.1.id).cmp(&(b.0, b.1.id)));
     rules
 }
@@ -83,12 +90,123 @@ pub fn doc_reference(id: &str) -> String {
     format!("kubectl aiml rules {id}")
 }
 
+/// Rules turned off: for the whole run (`--ignore`) and per object ([`IGNORE_ANNOTATION`]).
+#[derive(Clone, Debug, Default)]
+pub struct Suppressions {
+    global: std::collections::BTreeSet<String>,
+    per_object: std::collections::BTreeMap<crate::diagnostic::ObjectRef, Vec<String>>,
+}
+
+/// A rule named in `--ignore` that cannot be turned off.
+#[derive(Debug, thiserror::Error)]
+pub enum SuppressionError {
+    /// No such rule.
+    #[error("`--ignore {id}`: no rule has this id{}", suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default())]
+    Unknown {
+        /// As given.
+        id: String,
+        /// The closest rule id.
+        suggestion: Option<String>,
+    },
+    /// Malformed input cannot be ignored: nothing past it could be checked.
+    #[error("`--ignore {0}`: malformed input cannot be ignored; fix the input instead")]
+    Input(String),
+}
+
+impl Suppressions {
+    /// Rules turned off for the whole run, checked against the registry.
+    pub fn global(ids: &[String]) -> Result<Self, SuppressionError> {
+        let known: Vec<&'static str> = all().into_iter().map(|(_, rule)| rule.id).collect();
+        let mut global = std::collections::BTreeSet::new();
+        for id in ids.iter().flat_map(|list| list.split(',')).map(str::trim) {
+            if id.is_empty() {
+                continue;
+            }
+            if !known.contains(&id) {
+                return Err(SuppressionError::Unknown {
+                    id: id.to_string(),
+                    suggestion: crate::catalog::closest(id, known.iter().copied())
+                        .map(str::to_string),
+                });
+            }
+            if crate::blueprint::INPUT_RULES.contains(&id) {
+                return Err(SuppressionError::Input(id.to_string()));
+            }
+            global.insert(id.to_string());
+        }
+        Ok(Self {
+            global,
+            per_object: std::collections::BTreeMap::new(),
+        })
+    }
+
+    /// Adds the rules each object turns off with [`IGNORE_ANNOTATION`].
+    pub fn read_objects(&mut self, objects: &[crate::validate::Object<'_>]) {
+        for object in objects {
+            let Some(list) = object
+                .node
+                .at(&["metadata", "annotations", IGNORE_ANNOTATION])
+                .and_then(crate::yaml::Node::as_str)
+            else {
+                continue;
+            };
+            let ids: Vec<String> = list
+                .split(',')
+                .map(str::trim)
+                .filter(|id| !id.is_empty())
+                .map(str::to_string)
+                .collect();
+            self.per_object
+                .entry(object.id.clone())
+                .or_default()
+                .extend(ids);
+        }
+    }
+
+    /// Drops the findings of turned-off rules (never those of malformed input); returns how
+    /// many were dropped.
+    pub fn apply(&self, diagnostics: &mut Vec<crate::diagnostic::Diagnostic>) -> usize {
+        let before = diagnostics.len();
+        diagnostics.retain(|d| {
+            if crate::blueprint::INPUT_RULES.contains(&d.rule.as_str()) {
+                return true;
+            }
+            if self.global.contains(d.rule.as_str()) {
+                return false;
+            }
+            let off_for_object = d
+                .object
+                .as_ref()
+                .and_then(|object| self.per_object.get(object))
+                .is_some_and(|ids| ids.iter().any(|id| id == d.rule.as_str()));
+            !off_for_object
+        });
+        before - diagnostics.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn rule_ids_are_unique_kebab_case() {
+        for stage in [
+            crate::blueprint::RULES,
+            crate::plan::RULES,
+            crate::schema::RULES,
+            crate::validate::RULES,
+        ] {
+            let mut ids: Vec<&str> = stage.iter().map(|r| r.id).collect();
+            ids.sort_unstable();
+            let count = ids.len();
+            ids.dedup();
+            assert_eq!(
+                count,
+                ids.len(),
+                "a rule listed twice in one stage: {ids:?}"
+            );
+        }
         let mut seen = std::collections::BTreeSet::new();
         for (_, rule) in all() {
             assert!(
@@ -101,6 +219,43 @@ mod tests {
             assert!(seen.insert(rule.id), "{} is listed twice", rule.id);
             assert!(!rule.summary.is_empty(), "{}", rule.id);
         }
+    }
+
+    #[test]
+    fn rules_are_turned_off_by_flag_or_per_object_but_never_input_errors() {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations:\n    aiml.dev/ignore: gpu-count, schema-violation\n";
+        let documents = crate::yaml::parse_documents(text).unwrap();
+        let objects: Vec<_> = documents
+            .iter()
+            .filter_map(|n| crate::validate::Object::from_node("f.yaml", n))
+            .collect();
+        let mut suppressions = Suppressions::global(&["kueue-quota".into()]).unwrap();
+        suppressions.read_objects(&objects);
+        let on = |rule: &'static str, object: bool| {
+            let mut d = crate::diagnostic::Diagnostic::error(rule, "m");
+            if object {
+                d = d.object(objects[0].id.clone());
+            }
+            d
+        };
+        let mut found = vec![
+            on("gpu-count", true),
+            on("gpu-count", false),
+            on("kueue-quota", false),
+            on("yaml-syntax", true),
+            on("tpu-chips-per-host", true),
+        ];
+        assert_eq!(suppressions.apply(&mut found), 2);
+        let left: Vec<&str> = found.iter().map(|d| d.rule.as_str()).collect();
+        assert_eq!(left, ["gpu-count", "yaml-syntax", "tpu-chips-per-host"]);
+        assert!(matches!(
+            Suppressions::global(&["gpu-cuont".into()]),
+            Err(SuppressionError::Unknown {
+                suggestion: Some(_),
+                ..
+            })
+        ));
+        assert!(Suppressions::global(&["yaml-syntax".into()]).is_err());
     }
 
     /// Every rule has a doc with every section and a link, and every doc is a rule's.

@@ -232,6 +232,110 @@ pub fn parse_documents(text: &str) -> Result<Vec<Node>, ParseError> {
         .collect())
 }
 
+/// Parses every document of a YAML stream, recovering from malformed documents: when the
+/// stream does not parse as a whole, each document (split at `---` and `...` lines, which YAML
+/// forbids inside content) is parsed on its own, so one broken document is reported and the
+/// others are still read. Spans stay relative to the whole text.
+#[must_use]
+pub fn parse_documents_lenient(text: &str) -> (Vec<Node>, Vec<ParseError>) {
+    match parse_documents(text) {
+        Ok(documents) => return (documents, Vec::new()),
+        Err(error) if document_chunks(text).len() < 2 => return (Vec::new(), vec![error]),
+        Err(_) => {}
+    }
+    let mut documents = Vec::new();
+    let mut errors = Vec::new();
+    for chunk in document_chunks(text) {
+        let part = &text[chunk.offset..chunk.end];
+        match parse_documents(part) {
+            Ok(parsed) => documents.extend(parsed.into_iter().map(|mut node| {
+                node.shift(chunk.line, chunk.offset);
+                node
+            })),
+            Err(mut error) => {
+                if let Some(span) = &mut error.span {
+                    span.shift(chunk.line, chunk.offset);
+                }
+                errors.push(error);
+            }
+        }
+    }
+    (documents, errors)
+}
+
+/// Where one document of a stream starts (its `---` line, if any) and ends.
+struct Chunk {
+    /// Lines before it.
+    line: u32,
+    /// Byte offset of its first line.
+    offset: usize,
+    /// Byte offset just past its last line.
+    end: usize,
+}
+
+/// Splits a stream at lines that start with `---` or `...` followed by nothing, a space or a
+/// tab.
+fn document_chunks(text: &str) -> Vec<Chunk> {
+    let is_marker = |line: &str| {
+        ["---", "..."].iter().any(|marker| {
+            line.strip_prefix(marker)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r']))
+        })
+    };
+    let mut chunks = Vec::new();
+    let mut start = Chunk {
+        line: 0,
+        offset: 0,
+        end: 0,
+    };
+    let mut offset = 0;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        let number = u32::try_from(index).unwrap_or(u32::MAX);
+        if is_marker(line.trim_end_matches('\n')) && offset > start.offset {
+            chunks.push(Chunk {
+                end: offset,
+                ..start
+            });
+            start = Chunk {
+                line: number,
+                offset,
+                end: 0,
+            };
+        }
+        offset += line.len();
+    }
+    chunks.push(Chunk {
+        end: text.len(),
+        ..start
+    });
+    chunks
+}
+
+impl Span {
+    fn shift(&mut self, lines: u32, bytes: usize) {
+        self.line = self.line.saturating_add(lines);
+        self.offset = self.offset.saturating_add(bytes);
+    }
+}
+
+impl Node {
+    /// Moves every span of the tree by `lines` and `bytes` (a document parsed apart from
+    /// the rest of its file).
+    fn shift(&mut self, lines: u32, bytes: usize) {
+        self.span.shift(lines, bytes);
+        match &mut self.value {
+            Value::Seq(items) => items.iter_mut().for_each(|item| item.shift(lines, bytes)),
+            Value::Map(entries) => {
+                for (key, value) in entries {
+                    key.span.shift(lines, bytes);
+                    value.shift(lines, bytes);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// serde-saphyr prefixes "error: line L column C: ", may append " at line L, column C" and a
 /// snippet, and names its own types in some messages; we print our own location and say what
 /// is wrong in YAML's words.
@@ -394,6 +498,21 @@ mod tests {
         let error = parse_documents("a: 1\nb: [1, 2\n").unwrap_err();
         assert!(error.span.is_some(), "{error:?}");
         assert!(!error.message.starts_with("error:"), "{}", error.message);
+    }
+
+    #[test]
+    fn a_broken_document_does_not_hide_the_others() {
+        let text = "a: 1\n---\nb: [1, 2\n---\nc:\n  d: 3\n...\n";
+        let (documents, errors) = parse_documents_lenient(text);
+        assert_eq!(documents.len(), 2);
+        assert_eq!(errors.len(), 1);
+        let d = documents[1].at(&["c", "d"]).unwrap();
+        assert_eq!((d.span.line, d.span.column), (6, 6));
+        assert_eq!(&text[d.span.offset..d.span.offset + d.span.len], "3");
+        assert!(errors[0].span.unwrap().line >= 3, "{:?}", errors[0]);
+        // A file that parses is read in one go, markers inside block scalars included.
+        let block = "a: |\n  ---\n  x\n";
+        assert_eq!(parse_documents_lenient(block).0.len(), 1);
     }
 
     #[test]

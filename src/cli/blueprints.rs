@@ -55,7 +55,7 @@ pub(super) fn list(context: &Context<'_>) -> anyhow::Result<Outcome> {
             text.push_str(&format!("  {name:<32} {kind:<22} {file}\n"));
         }
         printer.out(&text);
-        printer.diagnostics(&loaded.diagnostics, &|f| loaded.text(f));
+        printer.diagnostics(&loaded.diagnostics, 0, &|f| loaded.text(f));
     }
     Ok(
         if loaded.diagnostics.iter().any(blueprint::is_input_error) {

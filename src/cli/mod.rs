@@ -6,6 +6,7 @@
 
 mod blueprints;
 mod render;
+mod rules;
 mod validate;
 
 use std::cell::Cell;
@@ -22,6 +23,7 @@ use aiml::kustomize::Kustomize;
 use aiml::limits::Limits;
 use aiml::render::{Checks, Report};
 use aiml::repo;
+use aiml::rules::Suppressions;
 use aiml::schema::{CheckOptions, Schemas};
 
 /// Compile AI/ML blueprints for GKE into validated Kustomize overlays and rendered manifests.
@@ -59,6 +61,10 @@ struct Global {
     /// `<group>/<kind>_<version>.json`); repeatable; they win over the built-in ones.
     #[arg(long, global = true, value_name = "DIR")]
     schemas: Vec<PathBuf>,
+    /// Turn a rule off for this run (repeatable, or comma-separated); one object turns rules
+    /// off with the annotation `aiml.dev/ignore: RULE[,RULE]`.
+    #[arg(long, global = true, value_name = "RULE")]
+    ignore: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -97,6 +103,14 @@ enum Command {
         #[arg(long, value_name = "KIND")]
         schema: Option<String>,
     },
+    /// List the rules, or show the documentation of one.
+    #[command(
+        after_help = "Examples:\n  kubectl aiml rules\n  kubectl aiml rules tpu-chips-per-host\n  kubectl aiml rules -o json"
+    )]
+    Rules {
+        /// The rule to document (default: list every rule).
+        id: Option<String>,
+    },
     /// Print the version.
     #[command(after_help = "Example:\n  kubectl aiml version")]
     Version,
@@ -130,6 +144,7 @@ struct Context<'s> {
     checks: Checks<'s>,
     limits: Limits,
     repo: Option<PathBuf>,
+    suppressions: Suppressions,
 }
 
 impl Context<'_> {
@@ -200,12 +215,14 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         },
         limits,
         repo: cli.global.repo,
+        suppressions: Suppressions::global(&cli.global.ignore)?,
     };
     match cli.command {
         Command::Render { names, check } => render::run(&context, &names, check),
         Command::Validate { paths } => validate::run(&context, &paths),
         Command::Blueprints { schema: Some(kind) } => blueprints::schema(&context, &kind),
         Command::Blueprints { schema: None } => blueprints::list(&context),
+        Command::Rules { id } => rules::run(&context, id.as_deref()),
         Command::Version => {
             let mut text = format!("kubectl-aiml {}\n", env!("CARGO_PKG_VERSION"));
             // Which kustomize renders would use, when there is one.
@@ -271,16 +288,25 @@ impl Printer {
         let _ = std::io::stderr().lock().write_all(text.as_bytes());
     }
 
-    /// Prints findings (human on stderr, or JSON on stdout).
-    fn diagnostics(&self, diagnostics: &[Diagnostic], sources: &diagnostic::SourceLookup<'_>) {
+    /// Prints findings (human on stderr, or JSON on stdout); `suppressed` findings were
+    /// dropped by `--ignore` or `aiml.dev/ignore`.
+    fn diagnostics(
+        &self,
+        diagnostics: &[Diagnostic],
+        suppressed: usize,
+        sources: &diagnostic::SourceLookup<'_>,
+    ) {
         if self.json {
             self.out(&diagnostic::render_json(diagnostics));
             return;
         }
-        if !diagnostics.is_empty() {
+        if !diagnostics.is_empty() || suppressed > 0 {
             // Already escaped field by field; colors must survive.
             self.err_raw(&diagnostic::render_human(diagnostics, sources, self.color));
-            self.err(&format!("{}\n", diagnostic::summary(diagnostics)));
+            self.err(&format!(
+                "{}\n",
+                diagnostic::summary(diagnostics, suppressed)
+            ));
         }
     }
 }

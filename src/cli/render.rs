@@ -28,7 +28,7 @@ pub(super) fn run(context: &Context<'_>, names: &[String], check: bool) -> anyho
         (None, Some(temporary)) => temporary.path().to_path_buf(),
         (None, None) => unreachable!("one of the two is set"),
     };
-    let report = render::build(
+    let mut report = render::build(
         &loaded,
         &context.registry,
         names,
@@ -37,9 +37,10 @@ pub(super) fn run(context: &Context<'_>, names: &[String], check: bool) -> anyho
         &root,
         &staging,
     )?;
+    let suppressed = context.suppressions.apply(&mut report.diagnostics);
     context
         .printer
-        .diagnostics(&report.diagnostics, &|f| loaded.text(f));
+        .diagnostics(&report.diagnostics, suppressed, &|f| loaded.text(f));
     let outcome = outcome_of(&report);
     if outcome != Outcome::Success {
         context.printer.err("nothing was written\n");

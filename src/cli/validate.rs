@@ -16,10 +16,11 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
     if paths.is_empty() {
         let root = context.root()?;
         let loaded = context.load(&root)?;
-        let report = build_in_temp(context, &loaded, &root)?;
+        let mut report = build_in_temp(context, &loaded, &root)?;
+        let suppressed = context.suppressions.apply(&mut report.diagnostics);
         context
             .printer
-            .diagnostics(&report.diagnostics, &|f| loaded.text(f));
+            .diagnostics(&report.diagnostics, suppressed, &|f| loaded.text(f));
         if !context.printer.json && report.diagnostics.is_empty() {
             context.printer.err(&format!(
                 "{} valid\n",
@@ -101,13 +102,18 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
         diagnostics.extend(report.diagnostics);
     }
     diagnostic::sort(&mut diagnostics);
+    let mut suppressions = context.suppressions.clone();
+    suppressions.read_objects(&objects);
+    let suppressed = suppressions.apply(&mut diagnostics);
     let text_of = |f: &str| {
         manifests
             .iter()
             .find(|s| s.path == f)
             .map(|s| s.text.clone())
     };
-    context.printer.diagnostics(&diagnostics, &text_of);
+    context
+        .printer
+        .diagnostics(&diagnostics, suppressed, &text_of);
     if !context.printer.json && diagnostics.is_empty() {
         context
             .printer

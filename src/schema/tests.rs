@@ -58,7 +58,7 @@ spec:
 
 #[test]
 fn removed_hpa_version_reads_well() {
-    insta::assert_snapshot!(rendered(HPA_V2BETA1), @r"
+    insta::assert_snapshot!(rendered(HPA_V2BETA1), @"
     error[api-version-removed]: HorizontalPodAutoscaler `autoscaling/v2beta1` was removed in Kubernetes 1.25; 1.32 does not serve it
      --> manifests/app.yaml:1:13
       |
@@ -69,6 +69,7 @@ fn removed_hpa_version_reads_well() {
       = note: found: autoscaling/v2beta1
       = note: expected: autoscaling/v2
       = help: use `apiVersion: autoscaling/v2`; metric `targetAverageUtilization` became `target.averageUtilization` with `target.type: Utilization`
+      = note: rule: `kubectl aiml rules api-version-removed`
     ");
 }
 
@@ -85,6 +86,7 @@ fn numeric_env_value_reads_well() {
        = note: found: 1.10
        = note: expected: a string
        = help: quote the value: `value: "1.10"`
+       = note: rule: `kubectl aiml rules schema-violation`
     "#);
 }
 
