@@ -138,6 +138,38 @@ pub mod rule {
 /// Every blueprint-level rule, with what it checks.
 pub const RULES: &[crate::rules::Rule] = &[
     crate::rules::Rule {
+        id: rule::TPU_TYPE_UNKNOWN,
+        summary: "`spec.tpu.type` is a TPU type of the catalog",
+    },
+    crate::rules::Rule {
+        id: rule::TPU_TOPOLOGY_SYNTAX,
+        summary: "`spec.tpu.topology` is `AxB` or `AxBxC`",
+    },
+    crate::rules::Rule {
+        id: rule::TPU_TOPOLOGY_SHAPE,
+        summary: "`spec.tpu.topology` is a slice shape of the family",
+    },
+    crate::rules::Rule {
+        id: rule::TPU_TOPOLOGY_MISMATCH,
+        summary: "`spec.tpu.topology` agrees with `spec.tpu.type`",
+    },
+    crate::rules::Rule {
+        id: rule::TPU_SLICES,
+        summary: "`spec.tpu.slices` is within bounds and allowed by the kind",
+    },
+    crate::rules::Rule {
+        id: rule::TPU_MULTISLICE_SINGLE_HOST,
+        summary: "multislice runs on multi-host slices only",
+    },
+    crate::rules::Rule {
+        id: rule::TPU_FAMILY_UNSUPPORTED,
+        summary: "the kind supports the TPU family",
+    },
+    crate::rules::Rule {
+        id: rule::GPU_TYPE_UNKNOWN,
+        summary: "`spec.gpu.type` is a GKE accelerator of the catalog",
+    },
+    crate::rules::Rule {
         id: rule::GPU_COUNT,
         summary: "the GPU count fits the machine type",
     },
@@ -146,8 +178,28 @@ pub const RULES: &[crate::rules::Rule] = &[
         summary: "`spec.project` is a valid project id",
     },
     crate::rules::Rule {
+        id: rule::LOCATION,
+        summary: "regions, zones and cluster locations are valid and agree",
+    },
+    crate::rules::Rule {
+        id: rule::RESOURCE_NAME,
+        summary: "GCP resource names have the form GCP accepts",
+    },
+    crate::rules::Rule {
+        id: rule::SERVICE_ACCOUNT_ID,
+        summary: "service account ids are valid and distinct",
+    },
+    crate::rules::Rule {
+        id: rule::BUCKET_NAME,
+        summary: "bucket names have the form Cloud Storage accepts",
+    },
+    crate::rules::Rule {
         id: rule::GKE_NAME,
         summary: "cluster names have the form GKE accepts",
+    },
+    crate::rules::Rule {
+        id: rule::NETWORK_CIDR,
+        summary: "node, pod and service ranges are valid networks that do not overlap",
     },
     crate::rules::Rule {
         id: rule::CONFLICT,
@@ -158,8 +210,24 @@ pub const RULES: &[crate::rules::Rule] = &[
         summary: "node pool sizes can work",
     },
     crate::rules::Rule {
+        id: rule::KUBERNETES_NAME,
+        summary: "Kubernetes names are DNS-1123 labels",
+    },
+    crate::rules::Rule {
+        id: rule::REFERENCE,
+        summary: "referenced blueprints exist and export what is asked of them",
+    },
+    crate::rules::Rule {
+        id: rule::IMAGE,
+        summary: "container images are valid references with a tag or digest",
+    },
+    crate::rules::Rule {
         id: rule::ENV_NAME,
         summary: "environment variable names are valid",
+    },
+    crate::rules::Rule {
+        id: rule::TENSORBOARD,
+        summary: "TensorBoard resource names have Vertex AI's form",
     },
 ];
 

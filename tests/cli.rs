@@ -603,3 +603,95 @@ fn output_does_not_depend_on_folders_file_names_or_walk_order() {
     };
     assert_eq!(objects(&one), objects(&two));
 }
+
+/// Every rule is listed and documented; findings name their doc.
+#[test]
+fn rules_are_listed_and_documented() {
+    let repo = TestRepo::new();
+    let list = repo.aiml(&["rules"]);
+    assert_eq!(list.code, 0, "{}", list.transcript());
+    for id in [
+        "tpu-chips-per-host",
+        "schema-violation",
+        "image-reference",
+        "yaml-syntax",
+    ] {
+        assert!(list.stdout.contains(id), "{id} not listed");
+    }
+    let doc = repo.aiml(&["rules", "tpu-chips-per-host"]);
+    assert_eq!(doc.code, 0);
+    assert!(
+        doc.stdout.starts_with("# tpu-chips-per-host\n"),
+        "{}",
+        doc.stdout
+    );
+    assert!(doc.stdout.contains("## Fix"));
+    let json: serde_json::Value =
+        serde_json::from_str(&repo.aiml(&["rules", "-o", "json"]).stdout).expect("json");
+    assert!(json.as_array().expect("array").len() > 40);
+    let unknown = repo.aiml(&["rules", "tpu-chips-per-hots"]);
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown
+            .stderr
+            .contains("did you mean `tpu-chips-per-host`?"),
+        "{}",
+        unknown.stderr
+    );
+}
+
+/// A rule is turned off for one object by annotation, or for a run by flag; the summary says
+/// how many findings were dropped. Malformed input cannot be turned off.
+#[test]
+fn rules_can_be_turned_off_by_annotation_or_flag() {
+    let repo = TestRepo::new();
+    let flavor = |annotations: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: v4-8\n{annotations}spec:\n  nodeLabels:\n    cloud.google.com/gke-tpu-accelerator: tpu-v4-podslice\n    cloud.google.com/gke-tpu-topology: 1x2x2\n"
+        )
+    };
+    repo.write("k8s/flavor.yaml", &flavor(""));
+    assert_eq!(repo.aiml(&["validate", "k8s"]).code, 1);
+    repo.write(
+        "k8s/flavor.yaml",
+        &flavor("  annotations:\n    aiml.dev/ignore: kueue-flavor-labels\n"),
+    );
+    let run = repo.aiml(&["validate", "k8s"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stderr.contains("1 suppressed"), "{}", run.stderr);
+    repo.write("k8s/flavor.yaml", &flavor(""));
+    let run = repo.aiml(&["validate", "--ignore", "kueue-flavor-labels", "k8s"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let run = repo.aiml(&["validate", "--ignore", "yaml-syntax", "k8s"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    let run = repo.aiml(&["validate", "--ignore", "kueue-flavor-label", "k8s"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("did you mean `kueue-flavor-labels`?"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A malformed document is reported, and the other documents of its file are still
+/// validated; an object with `generateName` is validated like any other.
+#[test]
+fn one_broken_document_does_not_hide_the_others() {
+    let repo = TestRepo::new();
+    repo.write(
+        "k8s/all.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns}\n---\napiVersion: v1\nkind: [broken\n---\napiVersion: v1\nkind: Pod\nmetadata: {generateName: trainer-, namespace: ns}\nspec:\n  containers:\n  - name: c\n    image: busybox:1\n    env: [{name: X, value: 1}]\n",
+    );
+    let run = repo.aiml(&["validate", "-o", "json", "k8s"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    let findings: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let rules: Vec<(&str, i64)> = findings
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|f| (f["rule"].as_str().unwrap(), f["line"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(rules, [("yaml-syntax", 6), ("schema-violation", 15)]);
+    assert_eq!(findings[1]["object"]["name"], "trainer-");
+    assert_eq!(findings[1]["doc"], "kubectl aiml rules schema-violation");
+}
