@@ -79,6 +79,9 @@ pub struct Exported {
     pub line: u32,
     /// What it exports.
     pub exports: Exports,
+    /// Whether its spec could be read; when not, its own findings say why, and references to
+    /// it report nothing more.
+    pub readable: bool,
 }
 
 /// Every blueprint of the repository by name, with what it exports.
@@ -133,6 +136,8 @@ pub mod rule {
     pub const ENV_NAME: &str = "env-name";
     /// A malformed Vertex AI TensorBoard resource name.
     pub const TENSORBOARD: &str = "tensorboard-resource-name";
+    /// A JobSet restart budget beyond any use.
+    pub const MAX_RESTARTS: &str = "max-restarts";
 }
 
 /// Every blueprint-level rule, with what it checks.
@@ -226,6 +231,10 @@ pub const RULES: &[crate::rules::Rule] = &[
         summary: "environment variable names are valid",
     },
     crate::rules::Rule {
+        id: rule::MAX_RESTARTS,
+        summary: "`spec.training.maxRestarts` stays within a useful bound",
+    },
+    crate::rules::Rule {
         id: rule::TENSORBOARD,
         summary: "TensorBoard resource names have Vertex AI's form",
     },
@@ -291,7 +300,8 @@ impl<'a> Planner<'a> {
         self.push(diagnostic)
     }
 
-    fn push(&mut self, diagnostic: Diagnostic) -> &mut Diagnostic {
+    /// Records a finding made elsewhere (e.g. [`Blueprint::key_error_at`]).
+    pub fn push(&mut self, diagnostic: Diagnostic) -> &mut Diagnostic {
         self.diagnostics.push(diagnostic);
         self.diagnostics
             .last_mut()
@@ -333,6 +343,8 @@ impl<'a> Planner<'a> {
         }
         let repository = self.repository;
         match repository.get(name) {
+            // Its own findings explain it; a second finding here would repeat the cause.
+            Some(exported) if !exported.readable => None,
             Some(exported) => Some(exported),
             None => {
                 let me = self.blueprint.name;
@@ -391,14 +403,15 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// Checks an environment variable name, a key of the mapping at `map_field` (letters,
-    /// digits, `_`, `-`, `.`, not starting with a digit), as Kubernetes validates it.
+    /// Checks an environment variable name, a key of the mapping at `map_field`, as
+    /// Kubernetes 1.32 validates it: printable ASCII other than `=`.
     pub fn check_env_name(&mut self, map_field: &str, name: &str) {
+        // Kubernetes 1.32 (RelaxedEnvironmentVariableValidation, on by default) accepts any
+        // printable ASCII except `=`.
         let valid = !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
             && name
                 .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
+                .all(|b| (b' '..=b'~').contains(&b) && b != b'=');
         if !valid {
             let diagnostic = self.blueprint.key_error_at(
                 rule::ENV_NAME,
@@ -407,8 +420,7 @@ impl<'a> Planner<'a> {
                 format!("invalid environment variable name `{name}`"),
             );
             let d = self.push(diagnostic);
-            d.expected =
-                Some("letters, digits, `_`, `-` and `.`, not starting with a digit".into());
+            d.expected = Some("printable ASCII characters other than `=`".into());
         }
     }
 
@@ -454,15 +466,17 @@ fn check_image(image: &str) -> Result<(), String> {
     };
     if let Some(digest) = digest {
         let valid = digest.split_once(':').is_some_and(|(algorithm, hex)| {
-            !algorithm.is_empty()
-                && algorithm
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-                && hex.len() >= 32
-                && hex.bytes().all(|b| b.is_ascii_hexdigit())
+            let length = match algorithm {
+                "sha256" => 64,
+                "sha512" => 128,
+                _ => return false,
+            };
+            hex.len() == length && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
         });
         if !valid {
-            return Err("a digest is `sha256:` and 64 hex digits".into());
+            return Err(
+                "a digest is `sha256:` and 64 lowercase hex digits (or `sha512:` and 128)".into(),
+            );
         }
     }
     let name = image_name(rest);

@@ -110,6 +110,8 @@ pub struct BlueprintResult {
     pub diagnostics: Vec<Diagnostic>,
     /// Identities of the rendered objects, sorted.
     pub objects: Vec<ObjectRef>,
+    /// Findings dropped because the blueprint turns their rule off (`aiml.dev/ignore`).
+    pub suppressed: usize,
     /// One-line description.
     pub description: String,
 }
@@ -124,6 +126,12 @@ pub struct Report {
 }
 
 impl Report {
+    /// Findings the blueprints turned off with `aiml.dev/ignore`.
+    #[must_use]
+    pub fn suppressed(&self) -> usize {
+        self.blueprints.iter().map(|b| b.suppressed).sum()
+    }
+
     /// Whether any finding is an error.
     #[must_use]
     pub fn has_errors(&self) -> bool {
@@ -178,8 +186,7 @@ pub fn build(
         }
     }
 
-    let read = read_all(all, &mut report.diagnostics);
-    let repository = kinds::repository(read.iter().map(|r| (&r.blueprint, r.spec.as_ref())));
+    let (read, repository) = read_all(all, &mut report.diagnostics);
 
     // Phase 2: plan, compile, build and validate the selected blueprints in parallel.
     let results: Vec<Result<BlueprintResult, RenderError>> = selected(&read, names)
@@ -198,11 +205,11 @@ pub fn build(
     let others = if names.is_empty() {
         BTreeMap::new()
     } else {
-        rendered_elsewhere(root, &report.blueprints)?
+        rendered_elsewhere(root, &report.blueprints, &repository)?
     };
     report
         .diagnostics
-        .extend(collisions(&report.blueprints, &others, &read));
+        .extend(collisions(&report.blueprints, &others, &read, &repository));
     diagnostic::sort(&mut report.diagnostics);
     Ok(report)
 }
@@ -223,15 +230,32 @@ fn unique_blueprints<'a>(loaded: &'a repo::Loaded, registry: &'a Registry) -> Ve
 fn read_all<'a>(
     blueprints: Vec<Blueprint<'a>>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Vec<Read<'a>> {
+) -> (Vec<Read<'a>>, Repository) {
     let mut read = Vec::new();
+    let mut unreadable = Vec::new();
     for blueprint in blueprints {
         match blueprint.kind.read(&blueprint) {
             Ok(spec) => read.push(Read { blueprint, spec }),
-            Err(diagnostic) => diagnostics.push(diagnostic),
+            Err(diagnostic) => {
+                diagnostics.push(diagnostic);
+                unreadable.push(blueprint);
+            }
         }
     }
-    read
+    let mut repository = kinds::repository(read.iter().map(|r| (&r.blueprint, r.spec.as_ref())));
+    for blueprint in unreadable {
+        repository.insert(
+            blueprint.name.to_string(),
+            crate::plan::Exported {
+                kind: blueprint.kind.name().to_string(),
+                file: blueprint.file.to_string(),
+                line: blueprint.node.span.line,
+                exports: crate::plan::Exports::default(),
+                readable: false,
+            },
+        );
+    }
+    (read, repository)
 }
 
 fn selected<'r, 'a>(read: &'r [Read<'a>], names: &[String]) -> Vec<&'r Read<'a>> {
@@ -273,8 +297,7 @@ pub fn compile(
     names: &[String],
 ) -> Result<(Vec<CompiledBlueprint>, Vec<Diagnostic>), RenderError> {
     let mut diagnostics = loaded.diagnostics.clone();
-    let read = read_all(unique_blueprints(loaded, registry), &mut diagnostics);
-    let repository = kinds::repository(read.iter().map(|r| (&r.blueprint, r.spec.as_ref())));
+    let (read, repository) = read_all(unique_blueprints(loaded, registry), &mut diagnostics);
     let mut out = Vec::new();
     for r in selected(&read, names) {
         let (compiled, found) = compile_one(r, &repository)?;
@@ -299,10 +322,12 @@ fn build_one(
     let name = blueprint.name.to_string();
     let (compiled, mut diagnostics) = compile_one(read, repository)?;
     let Some(compiled) = compiled else {
+        let suppressed = suppress(blueprint, &mut diagnostics);
         return Ok(BlueprintResult {
             name,
             diagnostics,
             objects: Vec::new(),
+            suppressed,
             description: String::new(),
         });
     };
@@ -352,12 +377,29 @@ fn build_one(
     )?;
     let mut objects: Vec<ObjectRef> = manifests.into_iter().map(|m| m.id).collect();
     objects.sort();
+    let suppressed = suppress(blueprint, &mut diagnostics);
     Ok(BlueprintResult {
         name,
         diagnostics,
         objects,
+        suppressed,
         description: compiled.description,
     })
+}
+
+/// Drops the findings of rules the blueprint turns off (`aiml.dev/ignore`), on itself and on
+/// the objects it renders; returns how many.
+fn suppress(blueprint: &Blueprint<'_>, diagnostics: &mut Vec<Diagnostic>) -> usize {
+    let ignored = blueprint.ignored_rules();
+    if ignored.is_empty() {
+        return 0;
+    }
+    let before = diagnostics.len();
+    diagnostics.retain(|d| {
+        blueprint::INPUT_RULES.contains(&d.rule.as_str())
+            || !ignored.iter().any(|id| id == d.rule.as_str())
+    });
+    before - diagnostics.len()
 }
 
 /// Identities of the objects that blueprints not rendered in this run hold under
@@ -365,6 +407,7 @@ fn build_one(
 fn rendered_elsewhere(
     root: &Path,
     rendered: &[BlueprintResult],
+    repository: &Repository,
 ) -> std::io::Result<BTreeMap<String, Vec<ObjectRef>>> {
     let mut others = BTreeMap::new();
     let dir = root.join(RENDERED_DIR);
@@ -375,7 +418,12 @@ fn rendered_elsewhere(
     for entry in fs_err::read_dir(&dir)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if this_run.contains(name.as_str()) || !entry.file_type()?.is_dir() {
+        // Only blueprints of the repository: a folder left by a deleted blueprint goes at the
+        // next full render.
+        if this_run.contains(name.as_str())
+            || !repository.contains_key(&name)
+            || !entry.file_type()?.is_dir()
+        {
             continue;
         }
         let ids = repo::files_under(&entry.path())?
@@ -387,16 +435,40 @@ fn rendered_elsewhere(
     Ok(others)
 }
 
-/// Two blueprints that render the same object (group, kind, namespace, name) would fight over
-/// it on the cluster: an error on each, naming the other.
+/// The cluster a blueprint's workload objects go to (`project/location/name`), when known.
+fn target_cluster(repository: &Repository, blueprint: &str) -> Option<String> {
+    let exported = repository.get(blueprint)?;
+    if let Some(cluster) = &exported.exports.cluster {
+        return Some(format!(
+            "{}/{}/{}",
+            cluster.project, cluster.location, cluster.name
+        ));
+    }
+    let owner = repository.get(exported.exports.cluster_of.as_deref()?)?;
+    owner
+        .exports
+        .cluster
+        .as_ref()
+        .map(|cluster| format!("{}/{}/{}", cluster.project, cluster.location, cluster.name))
+}
+
+/// Two blueprints that render the same object (group, kind, namespace, name) on the same
+/// cluster would fight over it: an error on each, naming the other. Config Connector objects
+/// share the host cluster; workload objects collide only on the same target cluster.
 fn collisions(
     rendered: &[BlueprintResult],
     others: &BTreeMap<String, Vec<ObjectRef>>,
     read: &[Read<'_>],
+    repository: &Repository,
 ) -> Vec<Diagnostic> {
     // Kinds compare case-insensitively: identities read back from file names are lower case.
-    let key = |id: &ObjectRef| {
+    let key = |blueprint: &str, id: &ObjectRef| {
+        let cluster = match manifest::Plane::of_group(&id.group) {
+            manifest::Plane::ConfigConnector => None,
+            manifest::Plane::Workload => target_cluster(repository, blueprint),
+        };
         (
+            cluster,
             id.group.clone(),
             id.kind.to_lowercase(),
             id.namespace.clone(),
@@ -410,7 +482,10 @@ fn collisions(
         .chain(others.iter().map(|(name, ids)| (name.as_str(), ids)));
     for (blueprint, ids) in sources {
         for id in ids {
-            owners.entry(key(id)).or_default().push((blueprint, id));
+            owners
+                .entry(key(blueprint, id))
+                .or_default()
+                .push((blueprint, id));
         }
     }
     let mut diagnostics = Vec::new();

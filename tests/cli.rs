@@ -528,15 +528,26 @@ fn a_second_training_blueprint_renders_without_collisions() {
     );
 }
 
-/// Two blueprints that would render the same object are refused, naming both.
+/// Two blueprints that would render the same object on the same cluster are refused, naming
+/// both; the same namespace on two different clusters is no collision.
 #[test]
 fn blueprints_rendering_the_same_object_are_refused() {
     let repo = TestRepo::new();
     assert_eq!(repo.aiml(&["render"]).code, 0);
-    let before = repo.generated();
-    let shared = second_blueprint("other-training").replace(
+    let same_namespace = second_blueprint("other-training").replace(
         "  project: my-project",
         "  project: my-project\n  namespace: multislice-v4-32-training",
+    );
+    repo.write("blueprints/other.yaml", &same_namespace);
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "its own cluster: {}", run.transcript());
+    std::fs::remove_file(repo.path().join("blueprints/other.yaml")).unwrap();
+    assert_eq!(repo.aiml(&["render"]).code, 0);
+
+    let before = repo.generated();
+    let shared = same_namespace.replace(
+        "  project: my-project",
+        "  project: my-project\n  cluster:\n    blueprint: multislice-v4-32-training",
     );
     repo.write("blueprints/other.yaml", &shared);
     let run = repo.aiml(&["render", "-o", "json"]);

@@ -118,16 +118,6 @@ impl<'a> Blueprint<'a> {
                 "",
             ));
         }
-        for (key, _) in node.as_map().unwrap_or_default() {
-            if !["apiVersion", "kind", "metadata", "spec"].contains(&key.text.as_str()) {
-                return Err(schema_error(
-                    format!("unknown field `{}`", key.text),
-                    key.span,
-                    &key.text,
-                )
-                .expected("`apiVersion`, `kind`, `metadata` and `spec`"));
-            }
-        }
         let api_version = node.get("apiVersion").and_then(Node::as_str);
         if api_version != Some(API_VERSION) {
             let span = node.get("apiVersion").map_or(node.span, |n| n.span);
@@ -140,6 +130,16 @@ impl<'a> Blueprint<'a> {
             .found(api_version.unwrap_or("nothing"))
             .expected(format!("`{API_VERSION}`"))
             .fix(format!("set `apiVersion: {API_VERSION}`")));
+        }
+        for (key, _) in node.as_map().unwrap_or_default() {
+            if !["apiVersion", "kind", "metadata", "spec"].contains(&key.text.as_str()) {
+                return Err(schema_error(
+                    format!("unknown field `{}`", key.text),
+                    key.span,
+                    &key.text,
+                )
+                .expected("`apiVersion`, `kind`, `metadata` and `spec`"));
+            }
         }
         let kind_node = node.get("kind");
         let Some(kind_name) = kind_node.and_then(Node::as_str) else {
@@ -163,16 +163,29 @@ impl<'a> Blueprint<'a> {
             return Err(d);
         };
         let metadata = node.get("metadata");
-        if let Some((key, _)) = metadata
-            .and_then(Node::as_map)
-            .and_then(|m| m.iter().find(|(k, _)| k.text != "name"))
-        {
+        if let Some((key, _)) = metadata.and_then(Node::as_map).and_then(|m| {
+            m.iter()
+                .find(|(k, _)| k.text != "name" && k.text != "annotations")
+        }) {
             return Err(schema_error(
                 format!("unknown field `{}`", key.text),
                 key.span,
                 "metadata",
             )
-            .expected("`name`"));
+            .expected("`name` and `annotations`"));
+        }
+        if let Some(annotations) = metadata.and_then(|m| m.get("annotations")) {
+            let all_strings = annotations
+                .as_map()
+                .is_some_and(|entries| entries.iter().all(|(_, v)| v.as_str().is_some()));
+            if !all_strings {
+                return Err(schema_error(
+                    "`metadata.annotations` must map names to strings".into(),
+                    annotations.span,
+                    "metadata.annotations",
+                )
+                .expected("e.g. `aiml.dev/ignore: image-reference`"));
+            }
         }
         let name_node = metadata.and_then(|m| m.get("name"));
         let Some(name) = name_node.and_then(Node::as_str) else {
@@ -229,6 +242,33 @@ impl<'a> Blueprint<'a> {
         self.node.get("spec").unwrap_or(self.node)
     }
 
+    /// The blueprint as an object, for findings about it (`MultisliceTraining/<name>`).
+    #[must_use]
+    pub fn object_ref(&self) -> crate::diagnostic::ObjectRef {
+        crate::diagnostic::ObjectRef {
+            group: "aiml.dev".into(),
+            kind: self.kind.name().to_string(),
+            namespace: None,
+            name: self.name.to_string(),
+        }
+    }
+
+    /// Rules this blueprint turns off with the annotation `aiml.dev/ignore`.
+    #[must_use]
+    pub fn ignored_rules(&self) -> Vec<String> {
+        self.node
+            .at(&["metadata", "annotations", crate::rules::IGNORE_ANNOTATION])
+            .and_then(Node::as_str)
+            .map(|list| {
+                list.split(',')
+                    .map(str::trim)
+                    .filter(|id| !id.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// A diagnostic pointing at the closest existing node to a dotted blueprint path.
     #[must_use]
     pub fn error_at(
@@ -241,6 +281,7 @@ impl<'a> Blueprint<'a> {
         Diagnostic::error(rule, message)
             .at(self.file, span)
             .field(field)
+            .object(self.object_ref())
     }
 
     /// A diagnostic pointing at the key `key` of the mapping at the dotted path `map_field`
@@ -262,6 +303,7 @@ impl<'a> Blueprint<'a> {
         Diagnostic::error(rule, message)
             .at(self.file, span)
             .field(format!("{map_field}.{key}"))
+            .object(self.object_ref())
     }
 
     /// Reads `spec` strictly as `T`; structural problems become `blueprint-schema` errors.
@@ -269,7 +311,8 @@ impl<'a> Blueprint<'a> {
         de::from_node(self.spec(), "spec").map_err(|e| {
             let mut d = Diagnostic::error("blueprint-schema", e.message)
                 .at(self.file, e.span.unwrap_or(self.spec().span))
-                .field(e.path);
+                .field(e.path)
+                .object(self.object_ref());
             d.expected = e.expected;
             // A number read back loses how it was written (`1.10` parses as 1.1): quote the
             // user's own characters.

@@ -37,7 +37,7 @@ pub(super) fn run(context: &Context<'_>, names: &[String], check: bool) -> anyho
         &root,
         &staging,
     )?;
-    let suppressed = context.suppressions.apply(&mut report.diagnostics);
+    let suppressed = context.suppressions.apply(&mut report.diagnostics) + report.suppressed();
     context
         .printer
         .diagnostics(&report.diagnostics, suppressed, &|f| loaded.text(f));

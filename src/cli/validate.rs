@@ -17,7 +17,7 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
         let root = context.root()?;
         let loaded = context.load(&root)?;
         let mut report = build_in_temp(context, &loaded, &root)?;
-        let suppressed = context.suppressions.apply(&mut report.diagnostics);
+        let suppressed = context.suppressions.apply(&mut report.diagnostics) + report.suppressed();
         context
             .printer
             .diagnostics(&report.diagnostics, suppressed, &|f| loaded.text(f));
@@ -94,17 +94,19 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
     diagnostics.extend(schema_findings.into_iter().flatten());
     diagnostics.extend(validate::validate(&objects));
     let mut count = objects.len();
+    let mut suppressed_by_blueprints = 0;
     if !blueprints.files.is_empty() {
         blueprints.check_envelopes(&context.registry);
         let root = context.root().unwrap_or_else(|_| PathBuf::from("."));
         let report = build_in_temp(context, &blueprints, &root)?;
         count += report.blueprints.len();
+        suppressed_by_blueprints = report.suppressed();
         diagnostics.extend(report.diagnostics);
     }
     diagnostic::sort(&mut diagnostics);
     let mut suppressions = context.suppressions.clone();
     suppressions.read_objects(&objects);
-    let suppressed = suppressions.apply(&mut diagnostics);
+    let suppressed = suppressions.apply(&mut diagnostics) + suppressed_by_blueprints;
     let text_of = |f: &str| {
         manifests
             .iter()

@@ -283,11 +283,11 @@ impl Gcp {
         let name = spec
             .name
             .clone()
-            .unwrap_or_else(|| names::shortened(&blueprint, "-network", 63));
+            .unwrap_or_else(|| names::derived(&blueprint, "-network", 1, 63));
         let subnetwork = spec
             .subnetwork
             .clone()
-            .unwrap_or_else(|| names::shortened(&blueprint, "-subnet", 63));
+            .unwrap_or_else(|| names::derived(&blueprint, "-subnet", 1, 63));
         planner.check_name(
             rule::RESOURCE_NAME,
             "spec.network.name",
@@ -369,18 +369,38 @@ impl Gcp {
         display_name: &str,
     ) -> AccountHandle {
         let blueprint = self.blueprint.clone();
-        let id = spec
+        let given = spec
             .name
             .clone()
-            .unwrap_or_else(|| names::shortened(&blueprint, &format!("-{label}"), 30));
-        let id = id.split('@').next().unwrap_or(&id).to_string();
+            .unwrap_or_else(|| names::derived(&blueprint, &format!("-{label}"), 6, 30));
+        let own_domain = format!("{}.iam.gserviceaccount.com", self.project);
+        // An email names the account exactly (an existing one may live in another project);
+        // an id is an account of the blueprint's project.
+        let (id, email) = match given.split_once('@') {
+            Some((id, domain)) => {
+                if !spec.existing && domain != own_domain {
+                    let d = planner.error(
+                        rule::CONFLICT,
+                        &format!("{field}.name"),
+                        format!(
+                            "a new service account is created in project `{}`, not as `{given}`",
+                            self.project
+                        ),
+                    );
+                    d.fix = Some(format!(
+                        "write the id `{id}` alone, or add `existing: true` to use `{given}`"
+                    ));
+                }
+                (id.to_string(), given.clone())
+            }
+            None => (given.clone(), format!("{given}@{own_domain}")),
+        };
         planner.check_name(
             rule::SERVICE_ACCOUNT_ID,
             &format!("{field}.name"),
             &id,
             names::service_account_id,
         );
-        let email = format!("{id}@{}.iam.gserviceaccount.com", self.project);
         let (reference, dependency) = if spec.existing {
             (Ref::external(email.clone()), None)
         } else {
@@ -419,7 +439,7 @@ impl Gcp {
         let name = spec
             .name
             .clone()
-            .unwrap_or_else(|| names::shortened(&self.blueprint, "", 40));
+            .unwrap_or_else(|| names::derived(&self.blueprint, "", 1, 40));
         planner.check_name(rule::GKE_NAME, "spec.cluster.name", &name, |n| {
             names::limited(n, 40)
         });
@@ -439,6 +459,25 @@ impl Gcp {
                     "an existing cluster keeps its own network",
                 );
                 d.fix = Some("remove `spec.network`".into());
+            }
+            for (set, field) in [
+                (
+                    spec.release_channel.is_some(),
+                    "spec.cluster.releaseChannel",
+                ),
+                (
+                    spec.cpu_pool != NodePoolSpec::default(),
+                    "spec.cluster.cpuPool",
+                ),
+            ] {
+                if set {
+                    let d = planner.error(
+                        rule::CONFLICT,
+                        field,
+                        format!("`{field}` has no effect on an existing cluster"),
+                    );
+                    d.fix = Some(format!("remove `{field}`, or `existing: true`"));
+                }
             }
             return Some(ClusterHandle {
                 reference: Ref::external(format!(
@@ -652,7 +691,7 @@ impl Gcp {
             let suffix = format!("-slice-{index}");
             // Pool names are unique per cluster: on a shared cluster they carry the blueprint.
             let resource_id = if cluster.borrowed {
-                names::shortened(&self.blueprint, &suffix, 40)
+                names::derived(&self.blueprint, &suffix, 1, 40)
             } else {
                 format!("tpu{suffix}")
             };
@@ -849,6 +888,14 @@ impl Gcp {
             self.project_valid,
         );
         if spec.existing {
+            if spec.location.is_some() {
+                let d = planner.error(
+                    rule::CONFLICT,
+                    &format!("{field}.location"),
+                    "an existing bucket keeps its own location",
+                );
+                d.fix = Some(format!("remove `{field}.location`, or `existing: true`"));
+            }
             return BucketHandle {
                 reference: Ref::external(name.clone()),
                 name,
@@ -983,6 +1030,14 @@ impl Gcp {
             true,
         );
         if spec.existing {
+            if spec.location.is_some() {
+                let d = planner.error(
+                    rule::CONFLICT,
+                    &format!("{field}.location"),
+                    "an existing dataset keeps its own location",
+                );
+                d.fix = Some(format!("remove `{field}.location`, or `existing: true`"));
+            }
             return DatasetHandle {
                 reference: Ref::external(format!("projects/{}/datasets/{name}", self.project)),
                 name,

@@ -176,6 +176,23 @@ pub fn shortened(base: &str, suffix: &str, max: usize) -> String {
     format!("{}{hash}{suffix}", base[..keep].trim_end_matches('-'))
 }
 
+/// A GCP name derived from a blueprint name: `base` + `suffix`, cut to `max` characters
+/// ([`shortened`]), starting with a letter (`aiml-` goes before a base that starts with a digit)
+/// and at least `min` characters long (`-aiml` pads a short base). Every valid blueprint name
+/// gives a valid derived name.
+#[must_use]
+pub fn derived(base: &str, suffix: &str, min: usize, max: usize) -> String {
+    let mut base = if base.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("aiml-{base}")
+    } else {
+        base.to_string()
+    };
+    while base.len() + suffix.len() < min {
+        base.push_str("-aiml");
+    }
+    shortened(&base, suffix, max)
+}
+
 /// FNV-1a: a stable, dependency-free hash for name suffixes (not for security).
 fn fnv1a(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
@@ -207,6 +224,29 @@ mod tests {
         assert_ne!(a, b);
         assert!(a.ends_with("-wi"), "{a}");
         assert!(resource(&a).is_ok(), "{a}");
+    }
+
+    #[test]
+    fn derived_names_are_valid_for_every_blueprint_name() {
+        for blueprint in [
+            "a",
+            "ab",
+            "1x-train",
+            "9",
+            "a-very-long-blueprint-name-for-llama-pretraining-on-tpu-v5p-128",
+        ] {
+            let account = derived(blueprint, "-wi", 6, 30);
+            assert_eq!(
+                service_account_id(&account),
+                Ok(()),
+                "{blueprint}: {account}"
+            );
+            let network = derived(blueprint, "-network", 1, 63);
+            assert_eq!(resource(&network), Ok(()), "{blueprint}: {network}");
+            let cluster = derived(blueprint, "", 1, 40);
+            assert_eq!(limited(&cluster, 40), Ok(()), "{blueprint}: {cluster}");
+        }
+        assert_eq!(derived("training", "-wi", 6, 30), "training-wi");
     }
 
     #[test]

@@ -198,6 +198,7 @@ pub fn repository<'a>(
                     file: blueprint.file.to_string(),
                     line: blueprint.node.span.line,
                     exports: spec.exports(blueprint),
+                    readable: true,
                 },
             )
         })

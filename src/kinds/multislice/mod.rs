@@ -110,7 +110,8 @@ struct Training {
     command: Option<Vec<String>>,
     /// Container arguments.
     args: Option<Vec<String>>,
-    /// Extra environment variables (names are C identifiers).
+    /// Extra environment variables. `RUN_NAME`, `BASE_OUTPUT_DIRECTORY` and `DATASET_PATH` may
+    /// be overridden; `NUM_SLICES` and `ICI_PARALLELISM` follow from `spec.tpu`.
     #[serde(default)]
     env: BTreeMap<String, String>,
     /// JobSet `failurePolicy.maxRestarts` (default 1).
@@ -268,7 +269,7 @@ impl TypedKind for MultisliceTraining {
                     .cluster
                     .name
                     .clone()
-                    .unwrap_or_else(|| gcp::names::shortened(blueprint.name, "", 40)),
+                    .unwrap_or_else(|| gcp::names::derived(blueprint.name, "", 1, 40)),
                 location: spec.cluster.location.clone().unwrap_or(zone),
                 region,
                 config_connector_namespace: spec
@@ -301,6 +302,8 @@ impl TypedKind for MultisliceTraining {
 }
 
 const DEFAULT_REGION: &str = "us-central2";
+/// Environment variables derived from `spec.tpu`, which `spec.training.env` cannot override.
+const DERIVED_ENV: &[&str] = &["NUM_SLICES", "ICI_PARALLELISM"];
 /// JobSet restarts that still make sense for one training run.
 const MAX_RESTARTS: u32 = 1_000;
 
@@ -383,7 +386,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         && restarts > MAX_RESTARTS
     {
         let d = planner.error(
-            gcp::rule::CONFLICT,
+            gcp::rule::MAX_RESTARTS,
             "spec.training.maxRestarts",
             format!("{restarts} restarts would keep failing slices busy for days"),
         );
@@ -391,6 +394,17 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     }
     for variable in spec.training.env.keys() {
         planner.check_env_name("spec.training.env", variable);
+        // These follow from `spec.tpu`; a different value would split the job wrongly.
+        if DERIVED_ENV.contains(&variable.as_str()) {
+            let diagnostic = planner.blueprint().key_error_at(
+                gcp::rule::CONFLICT,
+                "spec.training.env",
+                variable,
+                format!("`{variable}` is set from `spec.tpu`"),
+            );
+            let d = planner.push(diagnostic);
+            d.fix = Some(format!("remove `{variable}`; change `spec.tpu` instead"));
+        }
     }
 
     for service in SERVICES {
