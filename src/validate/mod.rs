@@ -75,7 +75,7 @@ pub(crate) mod rule {
     pub const JOBSET_EXCLUSIVE_TOPOLOGY: &str = "jobset-exclusive-topology";
     pub const GPU_SELECTOR_MISSING: &str = "gpu-selector-missing";
     pub const GPU_ACCELERATOR_UNKNOWN: &str = "gpu-accelerator-unknown";
-    pub const GPU_COUNT: &str = "gpu-count";
+    pub const GPU_COUNT_PER_POD: &str = "gpu-count-per-pod";
     pub const NODEPOOL_TPU_MACHINE_TOPOLOGY: &str = "nodepool-tpu-machine-topology";
     pub const NODEPOOL_TPU_PLACEMENT: &str = "nodepool-tpu-placement";
     pub const NODEPOOL_TPU_NODE_COUNT: &str = "nodepool-tpu-node-count";
@@ -132,7 +132,7 @@ pub const RULES: &[Rule] = &[
         summary: "a pod's `cloud.google.com/gke-accelerator` selector names a GPU GKE has",
     },
     Rule {
-        id: rule::GPU_COUNT,
+        id: rule::GPU_COUNT_PER_POD,
         summary: "`nvidia.com/gpu` per pod does not exceed the GPUs on one node",
     },
     Rule {

@@ -281,7 +281,7 @@ fn check_gpu(
         let gpus = pool.gpus.iter().filter(|(own, _)| own.label == gpu.label);
         gpus.map(|(_, count)| i64::from(*count)).sum()
     };
-    // Pods larger than every node are `gpu-count`'s finding, not a capacity one.
+    // Pods larger than every node are `gpu-count-per-pod`'s finding, not a capacity one.
     if matching.iter().all(|pool| per_node(pool) < request.count) {
         return;
     }

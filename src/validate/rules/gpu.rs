@@ -1,5 +1,5 @@
 //! GPU rules on pods: the accelerator a pod selects (`gpu-accelerator-unknown`,
-//! `gpu-selector-missing`) and how many GPUs it asks for (`gpu-count`).
+//! `gpu-selector-missing`) and how many GPUs it asks for (`gpu-count-per-pod`).
 //!
 //! The GPU a pod targets is the model's ([`crate::validate::model::PodGroup::gpu_target`]).
 //! GPUs attached to node pools are the node pool family's, and whether the matching pools can
@@ -131,7 +131,7 @@ fn check_count(
             .template
             .finding(
                 Diagnostic::error(
-                    rule::GPU_COUNT,
+                    rule::GPU_COUNT_PER_POD,
                     format!(
                         "pods request {} `{GPU_RESOURCE}` but a node has at most {capacity}",
                         request.count
