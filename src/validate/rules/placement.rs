@@ -102,8 +102,7 @@ fn judge(
         if pin.key == NODE_POOL_LABEL && spans_pools(target) {
             return Some(super_slice_on_pool(group, target, placement));
         }
-        // Sub-slices of one pinned block are placed by the slice they are cut from.
-        if !several || target.dynamic {
+        if !several {
             return None;
         }
         return Some(pinned_together(group, placement, pin));
