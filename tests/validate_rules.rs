@@ -174,3 +174,48 @@ fn findings_do_not_depend_on_object_order() {
     backward.reverse();
     assert_eq!(validate(&forward), validate(&backward));
 }
+
+/// The YAML block of a rule doc's `## Fails` section.
+fn failing_example(doc: &str) -> Option<&str> {
+    let fails = &doc[doc.find("\n## Fails\n")?..];
+    let fails = &fails[..fails[1..].find("\n## ").map_or(fails.len(), |end| end + 1)];
+    let start = fails.find("```yaml\n")? + "```yaml\n".len();
+    let end = fails[start..].find("```")?;
+    Some(&fails[start..start + end])
+}
+
+/// Every manifest rule's doc shows an example that the rule reports, so the docs cannot drift
+/// from what the rules do.
+#[test]
+fn every_rule_doc_example_fails_with_its_rule() {
+    let mut problems = Vec::new();
+    for rule in RULES {
+        let Some(doc) = aiml::rules::doc(rule.id) else {
+            continue; // `rules::tests::every_rule_has_its_doc` reports it.
+        };
+        let Some(example) = failing_example(doc) else {
+            problems.push(format!("{}: no YAML example under `## Fails`", rule.id));
+            continue;
+        };
+        let documents = match parse_documents(example) {
+            Ok(documents) => documents,
+            Err(error) => {
+                problems.push(format!("{}: the example does not parse: {error}", rule.id));
+                continue;
+            }
+        };
+        let objects: Vec<Object<'_>> = documents
+            .iter()
+            .filter_map(|document| object("doc.yaml", document))
+            .collect();
+        let found = validate(&objects);
+        if !found.iter().any(|finding| finding.rule == rule.id) {
+            let rules: Vec<&str> = found.iter().map(|finding| finding.rule.as_str()).collect();
+            problems.push(format!(
+                "{}: the example does not fail with it (found {rules:?})",
+                rule.id
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
