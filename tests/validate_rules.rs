@@ -4,7 +4,9 @@
 //! `err_<rule-id>[_<case>].yaml` must produce at least one finding of that rule and no error of
 //! any other rule, except those a `# also: <rule-id>, …` line in the fixture lists. Every
 //! fixture's findings are also snapshotted (with the blueprint field each points back to), and
-//! every rule in `aiml::validate::RULES` must have at least one `err_` fixture.
+//! every rule in `aiml::validate::RULES` must have at least one `err_` fixture. Every fixture
+//! object must be one `aiml::validate::applies_to` says a rule reads, and every rule doc's
+//! failing example must fail with its rule.
 //!
 //! Objects with `metadata.generateName` and no `metadata.name` are validated like any other,
 //! named by their `generateName` value. [`object`] builds them itself when

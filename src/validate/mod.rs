@@ -3,12 +3,14 @@
 //! Rules run on the rendered objects of every render and on any manifests given to
 //! `kubectl aiml validate`. They read [`Object`]s (a parsed [`Node`] plus identity and file)
 //! and return [`Diagnostic`]s; they never stop at the first finding. Objects of kinds no rule
-//! knows are skipped, not errors. Cross-object rules (node pools vs workloads, Kueue
-//! references and quota) look at the whole set at once.
+//! knows are skipped, not errors, and [`applies_to`] says which objects any rule reads, so that
+//! callers can count the others as not applicable. Cross-object rules (node pools vs
+//! workloads, Kueue references and quota) look at the whole set at once.
 //!
 //! Layout, in two layers. `model` reads objects once: pod templates with what their pods
-//! select and request (`model::workload`), node pools (`model::nodepool`) and the TPU slice or
-//! GPU a pod group targets (`model::accelerator`); it makes no findings. `rules` holds one
+//! select and request (`model::workload`), node pools (`model::nodepool`), the TPU slice or
+//! GPU a pod group targets (`model::accelerator`) and what keeps a slice's pods together
+//! (`model::placement`); it makes no findings. `rules` holds one
 //! module per rule family, each reading only the model, `rules::shared` (finding builders
 //! several families use), the catalog and diagnostics, never another family; the `layering`
 //! test keeps it so. This module owns the public surface ([`Object`], [`validate`], [`RULES`]

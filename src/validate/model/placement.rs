@@ -5,7 +5,8 @@
 //! slice, a Kueue topology request).
 //!
 //! This module only reads; whether the placement is enough is for the placement rules. Ray
-//! worker groups are not read here: KubeRay and GKE's Ray TPU webhook place each replica.
+//! worker groups are not read here: KubeRay creates each replica's pods as one group and has no
+//! exclusive-topology setting.
 
 use crate::catalog::{NODE_POOL_LABEL, TPU_SLICE_LABEL};
 use crate::validate::model::PodGroup;
