@@ -4,13 +4,19 @@
 //! `err_<rule-id>[_<case>].yaml` must produce at least one finding of that rule and no error of
 //! any other rule, except those a `# also: <rule-id>, …` line in the fixture lists. Every
 //! fixture's findings are also snapshotted (with the blueprint field each points back to), and
-//! every rule in `aiml::validate::RULES` must have at least one `err_` fixture.
+//! every rule in `aiml::validate::RULES` must have at least one `err_` fixture. Every fixture
+//! object must be one `aiml::validate::applies_to` says a rule reads, and every rule doc's
+//! failing example must fail with its rule.
+//!
+//! Objects with `metadata.generateName` and no `metadata.name` are validated like any other,
+//! named by their `generateName` value. [`object`] builds them itself when
+//! `Object::from_node` does not yet (its identity comes from `aiml::manifest`).
 
 use std::path::Path;
 
-use aiml::diagnostic::Diagnostic;
-use aiml::validate::{Object, RULES, validate};
-use aiml::yaml::parse_documents;
+use aiml::diagnostic::{Diagnostic, ObjectRef};
+use aiml::validate::{Object, RULES, applies_to, validate};
+use aiml::yaml::{Node, parse_documents};
 
 const FIXTURES: &str = "tests/fixtures/validate";
 
@@ -21,14 +27,46 @@ fn findings(path: &Path, text: &str) -> Vec<Diagnostic> {
     let documents = parse_documents(text).unwrap_or_else(|error| panic!("{name}: {error}"));
     let objects: Vec<Object<'_>> = documents
         .iter()
-        .filter_map(|document| Object::from_node(&file, document))
+        .filter_map(|document| object(&file, document))
         .collect();
     assert_eq!(
         objects.len(),
         documents.len(),
         "{name}: every document must be an object"
     );
+    for object in &objects {
+        assert!(
+            applies_to(object),
+            "{name}: no rule reads {} `{}`, so it does not belong in a fixture",
+            object.id.kind,
+            object.id.name
+        );
+    }
     validate(&objects)
+}
+
+/// The object of a document: its identity as `aiml::manifest` reads it, or, for an object
+/// with only `metadata.generateName`, that value as its name.
+fn object<'a>(file: &'a str, node: &'a Node) -> Option<Object<'a>> {
+    if let Some(object) = Object::from_node(file, node) {
+        return Some(object);
+    }
+    let text = |path: &[&str]| node.at(path).and_then(Node::as_str);
+    let api_version = text(&["apiVersion"])?;
+    Some(Object {
+        file,
+        api_version,
+        id: ObjectRef {
+            group: api_version
+                .rsplit_once('/')
+                .map_or("", |(group, _)| group)
+                .to_string(),
+            kind: text(&["kind"])?.to_string(),
+            namespace: text(&["metadata", "namespace"]).map(str::to_string),
+            name: text(&["metadata", "generateName"])?.to_string(),
+        },
+        node,
+    })
 }
 
 /// The rule an `err_` fixture is about: the file stem without `err_`, up to an optional
@@ -132,9 +170,54 @@ fn findings_do_not_depend_on_object_order() {
     let documents = parse_documents(&text).unwrap();
     let forward: Vec<Object<'_>> = documents
         .iter()
-        .filter_map(|document| Object::from_node("f.yaml", document))
+        .filter_map(|document| object("f.yaml", document))
         .collect();
     let mut backward = forward.clone();
     backward.reverse();
     assert_eq!(validate(&forward), validate(&backward));
+}
+
+/// The YAML block of a rule doc's `## Fails` section.
+fn failing_example(doc: &str) -> Option<&str> {
+    let fails = &doc[doc.find("\n## Fails\n")?..];
+    let fails = &fails[..fails[1..].find("\n## ").map_or(fails.len(), |end| end + 1)];
+    let start = fails.find("```yaml\n")? + "```yaml\n".len();
+    let end = fails[start..].find("```")?;
+    Some(&fails[start..start + end])
+}
+
+/// Every manifest rule's doc shows an example that the rule reports, so the docs cannot drift
+/// from what the rules do.
+#[test]
+fn every_rule_doc_example_fails_with_its_rule() {
+    let mut problems = Vec::new();
+    for rule in RULES {
+        let Some(doc) = aiml::rules::doc(rule.id) else {
+            continue; // `rules::tests::every_rule_has_its_doc` reports it.
+        };
+        let Some(example) = failing_example(doc) else {
+            problems.push(format!("{}: no YAML example under `## Fails`", rule.id));
+            continue;
+        };
+        let documents = match parse_documents(example) {
+            Ok(documents) => documents,
+            Err(error) => {
+                problems.push(format!("{}: the example does not parse: {error}", rule.id));
+                continue;
+            }
+        };
+        let objects: Vec<Object<'_>> = documents
+            .iter()
+            .filter_map(|document| object("doc.yaml", document))
+            .collect();
+        let found = validate(&objects);
+        if !found.iter().any(|finding| finding.rule == rule.id) {
+            let rules: Vec<&str> = found.iter().map(|finding| finding.rule.as_str()).collect();
+            problems.push(format!(
+                "{}: the example does not fail with it (found {rules:?})",
+                rule.id
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

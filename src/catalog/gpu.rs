@@ -1,4 +1,18 @@
-//! NVIDIA GPUs on GKE: node label values, machine types and GPUs per machine.
+//! NVIDIA GPUs on GKE: node label values, machine types and GPUs per machine, and the GPUs
+//! GKE no longer offers.
+//!
+//! Sources, named on each entry:
+//! - [CE] Compute Engine, "GPU machine types": <https://cloud.google.com/compute/docs/gpus>
+//!   (labels, machine types and GPU counts of the A4X, A4, A3, A2, G4 and G2 series, and the
+//!   GPUs that attach to N1).
+//! - [X1] XPK system catalog, `src/xpk/core/system_characteristics.py` at
+//!   `4f782c322f25cfbd318eb44314fedd93f75c112c` (GKE accelerator labels and GPUs per VM).
+//! - [T1] Cluster Toolkit `pkg/config/hardware.go` at `d26f63542cfc5356d42cc7ece7c2a0087f66e392`
+//!   (machine types behind its GPU shorthands, such as `rtx-6000-8` = `g4-standard-384`).
+//! - [EOL] Compute Engine, "NVIDIA K80 end of support":
+//!   <https://cloud.google.com/compute/docs/eol/k80-eol> (K80 gone since May 1, 2024; Config
+//!   Connector's own tests then failed with `Accelerator type "nvidia-tesla-k80" does not
+//!   exist`, GoogleCloudPlatform/k8s-config-connector PR #1902).
 
 /// A GPU model as GKE labels it.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -23,6 +37,19 @@ pub struct GpuMachine {
     pub gpus: u32,
 }
 
+/// A GPU GKE used to offer and no longer creates nodes with.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct RetiredGpu {
+    /// The `cloud.google.com/gke-accelerator` value it had.
+    pub label: &'static str,
+    /// Display name, e.g. `NVIDIA K80`.
+    pub display_name: &'static str,
+    /// When Compute Engine stopped offering it.
+    pub since: &'static str,
+    /// Current GPUs that take its place, most like it first.
+    pub successors: &'static [&'static str],
+}
+
 /// Shorthand for the catalog table below.
 const fn machine(name: &'static str, gpus: u32) -> GpuMachine {
     GpuMachine { name, gpus }
@@ -30,17 +57,40 @@ const fn machine(name: &'static str, gpus: u32) -> GpuMachine {
 
 /// The catalog. Built-in machine types list every size GKE offers for the GPU; attached GPUs
 /// list the machine family prefix and the per-VM maximum.
-static GPUS: [Gpu; 8] = [
+static GPUS: [Gpu; 13] = [
     Gpu {
         label: "nvidia-tesla-t4",
         display_name: "NVIDIA T4",
-        // N1 only: T4 is not offered on N2 or any other general-purpose family.
+        // [CE] N1 only, 1, 2 or 4 per VM: T4 is not offered on N2 or any other
+        // general-purpose family.
+        machines: &[machine("n1-", 4)],
+        attached: true,
+    },
+    Gpu {
+        label: "nvidia-tesla-v100",
+        display_name: "NVIDIA V100",
+        // [CE] N1 only, 1, 2, 4 or 8 per VM.
+        machines: &[machine("n1-", 8)],
+        attached: true,
+    },
+    Gpu {
+        label: "nvidia-tesla-p100",
+        display_name: "NVIDIA P100",
+        // [CE] N1 only, 1, 2 or 4 per VM.
+        machines: &[machine("n1-", 4)],
+        attached: true,
+    },
+    Gpu {
+        label: "nvidia-tesla-p4",
+        display_name: "NVIDIA P4",
+        // [CE] N1 only, 1, 2 or 4 per VM.
         machines: &[machine("n1-", 4)],
         attached: true,
     },
     Gpu {
         label: "nvidia-l4",
         display_name: "NVIDIA L4",
+        // [CE] G2; names count vCPUs. [X1] l4-1/2/4/8 = g2-standard-12/24/48/96.
         machines: &[
             machine("g2-standard-4", 1),
             machine("g2-standard-8", 1),
@@ -54,8 +104,21 @@ static GPUS: [Gpu; 8] = [
         attached: false,
     },
     Gpu {
+        label: "nvidia-rtx-pro-6000",
+        display_name: "NVIDIA RTX PRO 6000",
+        // [CE] G4; names count vCPUs. [T1] rtx-6000-1/2/4/8 = g4-standard-48/96/192/384.
+        machines: &[
+            machine("g4-standard-48", 1),
+            machine("g4-standard-96", 2),
+            machine("g4-standard-192", 4),
+            machine("g4-standard-384", 8),
+        ],
+        attached: false,
+    },
+    Gpu {
         label: "nvidia-tesla-a100",
         display_name: "NVIDIA A100 40GB",
+        // [CE] A2 Standard. [X1] a100-40gb-1/2/4/8; [T1] a2-megagpu-16g.
         machines: &[
             machine("a2-highgpu-1g", 1),
             machine("a2-highgpu-2g", 2),
@@ -68,6 +131,7 @@ static GPUS: [Gpu; 8] = [
     Gpu {
         label: "nvidia-a100-80gb",
         display_name: "NVIDIA A100 80GB",
+        // [CE] A2 Ultra. [T1] a100-80gb-1/2/4/8.
         machines: &[
             machine("a2-ultragpu-1g", 1),
             machine("a2-ultragpu-2g", 2),
@@ -79,33 +143,59 @@ static GPUS: [Gpu; 8] = [
     Gpu {
         label: "nvidia-h100-80gb",
         display_name: "NVIDIA H100 80GB",
+        // [CE] A3 High (1, 2, 4 or 8) and A3 Edge (8) both carry `nvidia-h100-80gb`.
+        // [X1] h100-80gb-8; [T1] h100-80gb-1/2/4.
         machines: &[
             machine("a3-highgpu-1g", 1),
             machine("a3-highgpu-2g", 2),
             machine("a3-highgpu-4g", 4),
             machine("a3-highgpu-8g", 8),
+            machine("a3-edgegpu-8g", 8),
         ],
         attached: false,
     },
     Gpu {
         label: "nvidia-h100-mega-80gb",
         display_name: "NVIDIA H100 Mega 80GB",
+        // [CE] A3 Mega. [X1] h100-mega-80gb-8.
         machines: &[machine("a3-megagpu-8g", 8)],
         attached: false,
     },
     Gpu {
         label: "nvidia-h200-141gb",
         display_name: "NVIDIA H200 141GB",
+        // [CE] A3 Ultra. [X1] h200-141gb-8.
         machines: &[machine("a3-ultragpu-8g", 8)],
         attached: false,
     },
     Gpu {
         label: "nvidia-b200",
         display_name: "NVIDIA B200",
+        // [CE] A4. [X1] b200-8.
         machines: &[machine("a4-highgpu-8g", 8)],
         attached: false,
     },
+    Gpu {
+        label: "nvidia-gb200",
+        display_name: "NVIDIA GB200",
+        // [CE] A4X: four B200 GPUs of GB200 Superchips per VM. [X1] gb200-4 and
+        // gb200-4-nolssd = a4x-highgpu-4g and a4x-highgpu-4g-nolssd, 4 GPUs each.
+        machines: &[
+            machine("a4x-highgpu-4g", 4),
+            machine("a4x-highgpu-4g-nolssd", 4),
+        ],
+        attached: false,
+    },
 ];
+
+/// GPUs GKE no longer offers. [EOL] for K80. P100, P4 and V100 are still listed as GPUs that
+/// attach to N1 on [CE], so they are in the catalog above, not here.
+static RETIRED: [RetiredGpu; 1] = [RetiredGpu {
+    label: "nvidia-tesla-k80",
+    display_name: "NVIDIA K80",
+    since: "May 1, 2024",
+    successors: &["nvidia-tesla-t4", "nvidia-l4"],
+}];
 
 /// `a, b or c`.
 fn either<T: ToString>(items: impl IntoIterator<Item = T>) -> String {
@@ -203,6 +293,16 @@ impl Gpu {
         }
     }
 
+    /// The most GPUs one VM of any machine type can carry.
+    #[must_use]
+    pub fn most_per_vm(&self) -> u32 {
+        self.machines
+            .iter()
+            .map(|machine| machine.gpus)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// GPUs per node on `machine_type` (built-in GPUs), or `None` for attached GPUs, whose
     /// count is set on the node pool.
     #[must_use]
@@ -235,6 +335,12 @@ pub fn gpu_for_machine(machine_type: &str) -> Option<(&'static Gpu, u32)> {
     gpus()
         .iter()
         .find_map(|gpu| gpu.gpus_on(machine_type).map(|count| (gpu, count)))
+}
+
+/// The retired GPU with this `cloud.google.com/gke-accelerator` value.
+#[must_use]
+pub fn retired_gpu(label: &str) -> Option<&'static RetiredGpu> {
+    RETIRED.iter().find(|retired| retired.label == label)
 }
 
 #[cfg(test)]
@@ -290,6 +396,13 @@ mod tests {
             ("a3-megagpu-8g", "nvidia-h100-mega-80gb", 8),
             ("a3-ultragpu-8g", "nvidia-h200-141gb", 8),
             ("a4-highgpu-8g", "nvidia-b200", 8),
+            ("a3-edgegpu-8g", "nvidia-h100-80gb", 8),
+            ("a4x-highgpu-4g", "nvidia-gb200", 4),
+            ("a4x-highgpu-4g-nolssd", "nvidia-gb200", 4),
+            ("g4-standard-48", "nvidia-rtx-pro-6000", 1),
+            ("g4-standard-96", "nvidia-rtx-pro-6000", 2),
+            ("g4-standard-192", "nvidia-rtx-pro-6000", 4),
+            ("g4-standard-384", "nvidia-rtx-pro-6000", 8),
         ];
         for (machine_type, label, count) in cases {
             let (found, gpus) = gpu_for_machine(machine_type).unwrap();
@@ -324,14 +437,43 @@ mod tests {
     }
 
     #[test]
+    fn older_n1_gpus_attach_in_powers_of_two() {
+        let v100 = gpu("nvidia-tesla-v100").unwrap();
+        assert_eq!(v100.check_machine("n1-standard-8", 8), Ok(()));
+        for label in ["nvidia-tesla-p100", "nvidia-tesla-p4"] {
+            let older = gpu(label).unwrap();
+            assert_eq!(older.check_machine("n1-standard-8", 4), Ok(()), "{label}");
+            assert!(older.check_machine("n1-standard-8", 8).is_err(), "{label}");
+        }
+        assert_eq!(v100.most_per_vm(), 8);
+        assert_eq!(gpu("nvidia-l4").unwrap().most_per_vm(), 8);
+    }
+
+    #[test]
+    fn retired_gpus_are_not_offered_and_name_current_ones() {
+        let k80 = retired_gpu("nvidia-tesla-k80").unwrap();
+        assert!(gpu(k80.label).is_none());
+        for successor in k80.successors {
+            assert!(gpu(successor).is_some(), "{successor}");
+        }
+        for retired in &RETIRED {
+            assert!(gpu(retired.label).is_none(), "{}", retired.label);
+            assert!(!retired.successors.is_empty(), "{}", retired.label);
+        }
+        assert!(retired_gpu("nvidia-tesla-t4").is_none());
+    }
+
+    #[test]
     fn catalog_is_consistent() {
         let mut labels: Vec<&str> = gpus().iter().map(|gpu| gpu.label).collect();
         labels.sort_unstable();
         labels.dedup();
         assert_eq!(labels.len(), gpus().len(), "duplicate labels");
 
+        // Attached GPUs share the N1 family; built-in machine types carry one model each.
         let mut machine_types: Vec<&str> = gpus()
             .iter()
+            .filter(|gpu| !gpu.attached)
             .flat_map(|gpu| gpu.machines)
             .map(|machine| machine.name)
             .collect();

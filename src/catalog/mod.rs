@@ -11,7 +11,7 @@ mod gpu;
 mod topology;
 mod tpu;
 
-pub use gpu::{Gpu, GpuMachine, gpu, gpu_for_machine, gpus};
+pub use gpu::{Gpu, GpuMachine, RetiredGpu, gpu, gpu_for_machine, gpus, retired_gpu};
 pub use topology::{Topology, TopologyError};
 pub use tpu::{
     Placement, TpuFamily, TpuHost, TpuMachine, TpuSlice, TpuTypeError, tpu_machine, tpu_slice,
@@ -26,6 +26,13 @@ pub const TPU_TOPOLOGY_LABEL: &str = "cloud.google.com/gke-tpu-topology";
 pub const GPU_ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
 /// Node label with the node pool name (JobSet exclusive-topology key).
 pub const NODE_POOL_LABEL: &str = "cloud.google.com/gke-nodepool";
+/// Node label with the name of the dynamic slice (GKE dynamic slicing) a TPU node belongs to.
+pub const TPU_SLICE_LABEL: &str = "cloud.google.com/gke-tpu-slice";
+/// Pod annotation with the shape of the slice the pods need under GKE dynamic slicing (sub- and
+/// super-slicing), where nodes carry the topology of the block they are provisioned in.
+pub const TPU_SLICE_TOPOLOGY_ANNOTATION: &str = "cloud.google.com/gke-tpu-slice-topology";
+/// Node label with the compute class whose rules created the node.
+pub const COMPUTE_CLASS_LABEL: &str = "cloud.google.com/compute-class";
 /// Extended resource for TPU chips.
 pub const TPU_RESOURCE: &str = "google.com/tpu";
 /// Extended resource for NVIDIA GPUs.

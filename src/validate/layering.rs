@@ -280,11 +280,19 @@ fn models_are_below_rules_and_families_are_apart() {
     let modules = |sources: &[Source]| -> BTreeSet<String> {
         sources.iter().map(|source| source.module.clone()).collect()
     };
-    for expected in ["mod", "workload", "nodepool", "accelerator"] {
+    for expected in ["mod", "workload", "nodepool", "accelerator", "placement"] {
         assert!(modules(&model).contains(expected), "model/{expected}");
     }
     for expected in [
-        "mod", "shared", "tpu", "jobset", "gpu", "nodepool", "cross", "kueue",
+        "mod",
+        "shared",
+        "tpu",
+        "jobset",
+        "placement",
+        "gpu",
+        "nodepool",
+        "cross",
+        "kueue",
     ] {
         assert!(modules(&rules).contains(expected), "rules/{expected}");
     }

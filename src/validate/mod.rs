@@ -3,12 +3,14 @@
 //! Rules run on the rendered objects of every render and on any manifests given to
 //! `kubectl aiml validate`. They read [`Object`]s (a parsed [`Node`] plus identity and file)
 //! and return [`Diagnostic`]s; they never stop at the first finding. Objects of kinds no rule
-//! knows are skipped, not errors. Cross-object rules (node pools vs workloads, Kueue
-//! references and quota) look at the whole set at once.
+//! knows are skipped, not errors, and [`applies_to`] says which objects any rule reads, so that
+//! callers can count the others as not applicable. Cross-object rules (node pools vs
+//! workloads, Kueue references and quota) look at the whole set at once.
 //!
 //! Layout, in two layers. `model` reads objects once: pod templates with what their pods
-//! select and request (`model::workload`), node pools (`model::nodepool`) and the TPU slice or
-//! GPU a pod group targets (`model::accelerator`); it makes no findings. `rules` holds one
+//! select and request (`model::workload`), node pools (`model::nodepool`), the TPU slice or
+//! GPU a pod group targets (`model::accelerator`) and what keeps a slice's pods together
+//! (`model::placement`); it makes no findings. `rules` holds one
 //! module per rule family, each reading only the model, `rules::shared` (finding builders
 //! several families use), the catalog and diagnostics, never another family; the `layering`
 //! test keeps it so. This module owns the public surface ([`Object`], [`validate`], [`RULES`]
@@ -41,8 +43,10 @@ pub struct Object<'a> {
 }
 
 impl<'a> Object<'a> {
-    /// Reads identity from a parsed document; `None` when it lacks `apiVersion`, `kind` or
-    /// `metadata.name` (not a Kubernetes object).
+    /// Reads identity from a parsed document as [`crate::manifest::identity`] does; `None` when
+    /// it has none (not a Kubernetes object). Rules take `id.name` for messages only: an object
+    /// created with `metadata.generateName` may carry that prefix there, and rules that resolve
+    /// references by name check `metadata.name` itself.
     #[must_use]
     pub fn from_node(file: &'a str, node: &'a Node) -> Option<Self> {
         let (api_version, id) = crate::manifest::identity(node)?;
@@ -73,9 +77,10 @@ pub(crate) mod rule {
     pub const TPU_HOSTS_PER_SLICE: &str = "tpu-hosts-per-slice";
     pub const JOBSET_MULTISLICE_SINGLE_HOST: &str = "jobset-multislice-single-host";
     pub const JOBSET_EXCLUSIVE_TOPOLOGY: &str = "jobset-exclusive-topology";
+    pub const TPU_EXCLUSIVE_PLACEMENT: &str = "tpu-exclusive-placement";
     pub const GPU_SELECTOR_MISSING: &str = "gpu-selector-missing";
     pub const GPU_ACCELERATOR_UNKNOWN: &str = "gpu-accelerator-unknown";
-    pub const GPU_COUNT: &str = "gpu-count";
+    pub const GPU_COUNT_PER_POD: &str = "gpu-count-per-pod";
     pub const NODEPOOL_TPU_MACHINE_TOPOLOGY: &str = "nodepool-tpu-machine-topology";
     pub const NODEPOOL_TPU_PLACEMENT: &str = "nodepool-tpu-placement";
     pub const NODEPOOL_TPU_NODE_COUNT: &str = "nodepool-tpu-node-count";
@@ -124,15 +129,19 @@ pub const RULES: &[Rule] = &[
         summary: "TPU JobSets give each slice its own node pool with the exclusive-topology annotation",
     },
     Rule {
+        id: rule::TPU_EXCLUSIVE_PLACEMENT,
+        summary: "multi-host TPU LeaderWorkerSet groups, sub-groups and Jobs each keep to a slice of their own",
+    },
+    Rule {
         id: rule::GPU_SELECTOR_MISSING,
-        summary: "a pod requesting `nvidia.com/gpu` selects one `cloud.google.com/gke-accelerator`",
+        summary: "a pod requesting `nvidia.com/gpu` chooses its GPU model (accelerator, machine type, compute class or node pool)",
     },
     Rule {
         id: rule::GPU_ACCELERATOR_UNKNOWN,
         summary: "a pod's `cloud.google.com/gke-accelerator` selector names a GPU GKE has",
     },
     Rule {
-        id: rule::GPU_COUNT,
+        id: rule::GPU_COUNT_PER_POD,
         summary: "`nvidia.com/gpu` per pod does not exceed the GPUs on one node",
     },
     Rule {
@@ -181,6 +190,20 @@ pub const RULES: &[Rule] = &[
     },
 ];
 
+/// Whether any manifest rule reads `object`: workloads with pod templates (Pods, Deployments,
+/// ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs, JobSets, LeaderWorkerSets, KubeRay
+/// RayClusters, RayServices and RayJobs), Config Connector `ContainerNodePool`s, GKE
+/// `ComputeClass`es, Kueue `LocalQueue`s, `ClusterQueue`s and `ResourceFlavor`s, and any
+/// object queued to Kueue with `kueue.x-k8s.io/queue-name`. Every other object passes the
+/// rules unread, so a summary can count it as not applicable instead of checked.
+#[must_use]
+pub fn applies_to(object: &Object<'_>) -> bool {
+    model::workload::is_workload(object)
+        || model::nodepool::is_node_pool(object)
+        || model::accelerator::is_compute_class(object)
+        || rules::kueue::reads(object)
+}
+
 /// Runs every rule over `objects` and returns the findings, sorted.
 #[must_use]
 pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
@@ -189,7 +212,8 @@ pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
     let groups = model::pod_groups(objects, &pools);
     rules::tpu::check(&groups, &mut out);
     rules::jobset::check(&groups, &mut out);
-    rules::gpu::check(&groups, &pools, &mut out);
+    rules::placement::check(&groups, &pools, &mut out);
+    rules::gpu::check(&groups, &mut out);
     rules::nodepool::check(&pools, &mut out);
     rules::cross::check(&groups, &pools, &mut out);
     rules::kueue::check(objects, &groups, &mut out);
@@ -200,6 +224,73 @@ pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::yaml::parse_documents;
+
+    fn applies(text: &str) -> bool {
+        let documents = parse_documents(text).unwrap();
+        let object = Object::from_node("f.yaml", &documents[0]).unwrap();
+        applies_to(&object)
+    }
+
+    #[test]
+    fn applies_to_every_kind_a_rule_reads_and_nothing_else() {
+        for (api_version, kind) in [
+            ("v1", "Pod"),
+            ("apps/v1", "Deployment"),
+            ("apps/v1", "StatefulSet"),
+            ("batch/v1", "Job"),
+            ("batch/v1", "CronJob"),
+            ("jobset.x-k8s.io/v1alpha2", "JobSet"),
+            ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
+            ("ray.io/v1", "RayCluster"),
+            ("ray.io/v1", "RayService"),
+            ("ray.io/v1", "RayJob"),
+            (
+                "container.cnrm.cloud.google.com/v1beta1",
+                "ContainerNodePool",
+            ),
+            ("cloud.google.com/v1", "ComputeClass"),
+            ("kueue.x-k8s.io/v1beta1", "LocalQueue"),
+            ("kueue.x-k8s.io/v1beta1", "ClusterQueue"),
+            ("kueue.x-k8s.io/v1beta1", "ResourceFlavor"),
+        ] {
+            let text = format!("apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x}}\n");
+            assert!(applies(&text), "{kind}");
+        }
+        for (api_version, kind) in [
+            ("v1", "Service"),
+            ("v1", "ConfigMap"),
+            ("extensions/v1beta1", "Deployment"),
+            ("example.com/v1", "Pod"),
+            ("kueue.x-k8s.io/v1beta1", "Workload"),
+        ] {
+            let text = format!("apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x}}\n");
+            assert!(!applies(&text), "{api_version} {kind}");
+        }
+        // Kueue reads the queue label of any object it admits.
+        assert!(applies(
+            "apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nmetadata:\n  name: x\n  labels: {kueue.x-k8s.io/queue-name: q}\n"
+        ));
+    }
+
+    #[test]
+    fn every_workload_kind_yields_its_pod_templates() {
+        let documents = parse_documents(
+            "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: j}\nspec:\n  rayClusterSpec:\n    headGroupSpec: {template: {spec: {containers: []}}}\n    workerGroupSpecs:\n    - {replicas: 2, numOfHosts: 4, template: {spec: {containers: []}}}\n",
+        )
+        .unwrap();
+        let objects = [Object::from_node("f.yaml", &documents[0]).unwrap()];
+        let templates = model::workload::templates(&objects);
+        let paths: Vec<&str> = templates.iter().map(|t| t.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "spec.rayClusterSpec.headGroupSpec.template.spec",
+                "spec.rayClusterSpec.workerGroupSpecs[0].template.spec"
+            ]
+        );
+        assert_eq!(templates[1].pods(), Some(8));
+    }
 
     #[test]
     fn rule_ids_are_unique_kebab_case() {

@@ -1,5 +1,6 @@
 //! What validation reads out of objects before any rule runs: the pods of workload objects
-//! ([`PodGroup`]s) and the nodes of node pools ([`nodepool::NodePool`]s).
+//! ([`PodGroup`]s), the nodes of node pools ([`nodepool::NodePool`]s), and what keeps the pods
+//! of one TPU slice together ([`placement`]).
 //!
 //! Models are read once and shared by every rule family. They record what objects say (with
 //! Kubernetes and GKE defaults applied) and where they say it, and they resolve selectors
@@ -8,19 +9,26 @@
 //! defect reports it.
 //!
 //! Inside the model, `fields` is the leaf; `workload` and `nodepool` read objects; `accelerator`
-//! resolves selections against the catalog and the node pools; this module puts a pod template
-//! and what its pods select together.
+//! resolves selections against the catalog, the node pools and the compute classes; this module
+//! puts a pod template and what its pods select together, and says which node pools can take
+//! them; `placement` reads how a pod group's slices are kept apart.
 
 pub(crate) mod accelerator;
 pub(crate) mod fields;
 pub(crate) mod nodepool;
+pub(crate) mod placement;
 pub(crate) mod workload;
 
-use crate::catalog::{GPU_RESOURCE, Gpu, TPU_RESOURCE};
+use crate::catalog::{GPU_RESOURCE, Gpu, TPU_RESOURCE, TPU_SLICE_TOPOLOGY_ANNOTATION, TpuSlice};
 use crate::validate::Object;
-use crate::validate::model::accelerator::{TpuTarget, selected_gpu};
+use crate::validate::model::accelerator::{
+    GpuChoice, TpuTarget, gpu_choice, is_compute_class, selected_gpu,
+};
 use crate::validate::model::nodepool::NodePool;
-use crate::validate::model::workload::{PodTemplate, Request, Selection, request, selections};
+use crate::validate::model::workload::{
+    Controller, PodTemplate, Request, Selection, Toleration, request, selections, tolerations,
+};
+use crate::yaml::Node;
 
 /// A pod template with what its pods select and request, read once for every rule.
 #[derive(Debug)]
@@ -29,6 +37,9 @@ pub(crate) struct PodGroup<'a> {
     pub template: PodTemplate<'a>,
     /// Node label requirements.
     pub selections: Vec<Selection<'a>>,
+    /// The `cloud.google.com/gke-tpu-slice-topology` annotation of the pods (GKE dynamic
+    /// slicing), when written.
+    pub slice_topology: Option<Selection<'a>>,
     /// `google.com/tpu` per pod, when above zero.
     pub tpu: Option<Request<'a>>,
     /// `nvidia.com/gpu` per pod, when above zero.
@@ -37,25 +48,60 @@ pub(crate) struct PodGroup<'a> {
     pub tpu_target: Option<TpuTarget<'a>>,
     /// The GPU the pods select, when they select exactly one known GPU.
     pub gpu_target: Option<&'static Gpu>,
+    /// How the pods choose the GPU of their nodes, when anything does.
+    pub gpu_choice: Option<GpuChoice>,
 }
 
 impl<'a> PodGroup<'a> {
     /// Reads a template: its selections, its accelerator requests and the accelerators it
-    /// targets. Node pools settle TPU layouts the selectors leave open.
-    pub(crate) fn new(template: PodTemplate<'a>, pools: &[NodePool<'_>]) -> Self {
+    /// targets. Node pools settle TPU layouts the selectors leave open; node pools and compute
+    /// classes tell which GPUs a pool or class selector chooses.
+    pub(crate) fn new(
+        template: PodTemplate<'a>,
+        pools: &[NodePool<'_>],
+        compute_classes: &[&Object<'_>],
+    ) -> Self {
         let selections = selections(template.spec, &template.path);
+        let slice_topology = template.annotation(TPU_SLICE_TOPOLOGY_ANNOTATION);
         let positive = |request: Option<Request<'a>>| request.filter(|request| request.count > 0);
         let tpu = positive(request(template.spec, &template.path, TPU_RESOURCE));
         let gpu = positive(request(template.spec, &template.path, GPU_RESOURCE));
-        let tpu_target = TpuTarget::resolve(&selections, pools);
+        let tpu_target = TpuTarget::resolve(&selections, slice_topology.as_ref(), pools);
         let gpu_target = selected_gpu(&selections);
+        let gpu_choice = gpu_choice(&selections, pools, compute_classes);
         Self {
             template,
             selections,
+            slice_topology,
             tpu,
             gpu,
             tpu_target,
             gpu_target,
+            gpu_choice,
+        }
+    }
+
+    /// The layouts of the TPU slice these pods can be on: those whose VMs have the chips each
+    /// pod requests and, for Jobs, whose hosts match `parallelism` (when the chips match none,
+    /// `tpu-chips-per-host` reports it and the parallelism tells which layout is meant).
+    pub(crate) fn slice_layouts(&self) -> Vec<&TpuSlice> {
+        let (Some(target), Some(request)) = (&self.tpu_target, &self.tpu) else {
+            return Vec::new();
+        };
+        let layouts = target.layouts_for(request.count);
+        let parallelism = match &self.template.controller {
+            Controller::Job(job) | Controller::JobSet { job, .. } => job.parallelism.value,
+            _ => return layouts,
+        };
+        let by_parallelism: Vec<&TpuSlice> = layouts
+            .iter()
+            .copied()
+            .filter(|slice| i64::from(slice.hosts()) == parallelism)
+            .collect();
+        if by_parallelism.is_empty() {
+            layouts
+        } else {
+            by_parallelism
         }
     }
 
@@ -63,15 +109,74 @@ impl<'a> PodGroup<'a> {
     pub(crate) fn selection(&self, key: &str) -> Option<&Selection<'a>> {
         workload::selection(&self.selections, key)
     }
+
+    /// Why nodes of `pool` cannot take these pods (a label they select differently, a taint
+    /// they do not tolerate), or `None` when they can.
+    pub(crate) fn exclusion(&self, pool: &NodePool<'_>) -> Option<String> {
+        for requirement in &self.selections {
+            match pool.label(requirement.key) {
+                Some(value) if !requirement.accepts(value) => {
+                    return Some(format!("its nodes have `{}: {value}`", requirement.key));
+                }
+                None if pool.label_is_authoritative(requirement.key) => {
+                    return Some(format!("its nodes have no `{}` label", requirement.key));
+                }
+                _ => {}
+            }
+        }
+        let mut tolerations: Vec<Toleration> = tolerations(self.template.spec);
+        // GKE adds these tolerations to pods that request the accelerator.
+        if self.tpu.is_some() {
+            tolerations.push(Toleration::for_key(TPU_RESOURCE));
+        }
+        if self.gpu.is_some() {
+            tolerations.push(Toleration::for_key(GPU_RESOURCE));
+        }
+        pool.taints
+            .iter()
+            .filter(|(_, _, effect)| effect != "PreferNoSchedule")
+            .find(|(key, value, effect)| {
+                !tolerations.iter().any(|t| t.tolerates(key, value, effect))
+            })
+            .map(|(key, value, effect)| {
+                format!("the pods do not tolerate its taint `{key}={value}:{effect}`")
+            })
+    }
+
+    /// The node pools of `pools` whose nodes can take these pods.
+    pub(crate) fn matching_pools<'p, 'n>(
+        &self,
+        pools: &'p [NodePool<'n>],
+    ) -> Vec<&'p NodePool<'n>> {
+        pools
+            .iter()
+            .filter(|pool| self.exclusion(pool).is_none())
+            .collect()
+    }
 }
 
-/// Every pod template of every workload object, in object order, read against `pools`.
+/// Whether an object has a `metadata.name`: objects created with only `generateName` get a
+/// name from the API server, so nothing can refer to them by name beforehand.
+pub(crate) fn has_name(object: &Object<'_>) -> bool {
+    object
+        .node
+        .at(&["metadata", "name"])
+        .and_then(Node::as_str)
+        .is_some_and(|name| !name.is_empty())
+}
+
+/// Every pod template of every workload object, in object order, read against `pools` and the
+/// compute classes in `objects`.
 pub(crate) fn pod_groups<'a>(
     objects: &'a [Object<'a>],
     pools: &[NodePool<'_>],
 ) -> Vec<PodGroup<'a>> {
+    let compute_classes: Vec<&Object<'_>> = objects
+        .iter()
+        .filter(|object| is_compute_class(object) && has_name(object))
+        .collect();
     workload::templates(objects)
         .into_iter()
-        .map(|template| PodGroup::new(template, pools))
+        .map(|template| PodGroup::new(template, pools, &compute_classes))
         .collect()
 }

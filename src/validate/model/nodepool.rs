@@ -25,8 +25,12 @@ const SPOT_LABEL: &str = "cloud.google.com/gke-spot";
 pub(crate) struct NodePool<'a> {
     /// The object.
     pub object: &'a Object<'a>,
-    /// GKE node pool name: `spec.resourceID`, else `metadata.name`.
+    /// GKE node pool name: `spec.resourceID`, else `metadata.name` (for messages, the
+    /// `generateName` prefix when the object has no name yet).
     pub name: &'a str,
+    /// Whether `name` is the pool's name: false for an object with only `generateName`, whose
+    /// name the API server makes up.
+    pub name_known: bool,
     /// `spec.nodeConfig.machineType`, when written.
     pub machine_type: Option<&'a str>,
     /// TPU facts, when the machine type is a TPU machine.
@@ -68,10 +72,8 @@ impl NodePool<'_> {
     /// set by GKE in ways the object does not show, so only a different value excludes a pod.
     pub(crate) fn label_is_authoritative(&self, key: &str) -> bool {
         match key {
-            TPU_ACCELERATOR_LABEL
-            | TPU_TOPOLOGY_LABEL
-            | GPU_ACCELERATOR_LABEL
-            | NODE_POOL_LABEL => true,
+            TPU_ACCELERATOR_LABEL | TPU_TOPOLOGY_LABEL | GPU_ACCELERATOR_LABEL => true,
+            NODE_POOL_LABEL => self.name_known,
             MACHINE_TYPE_LABEL => self.machine_type.is_some(),
             _ => false,
         }
@@ -108,16 +110,17 @@ pub(crate) fn pools<'a>(objects: &'a [Object<'a>]) -> Vec<NodePool<'a>> {
         .collect()
 }
 
-fn is_node_pool(object: &Object<'_>) -> bool {
+/// Whether `object` is a Config Connector `ContainerNodePool`.
+pub(crate) fn is_node_pool(object: &Object<'_>) -> bool {
     object.group() == "container.cnrm.cloud.google.com" && object.id.kind == "ContainerNodePool"
 }
 
 fn read<'a>(object: &'a Object<'a>) -> NodePool<'a> {
     let spec = object.node.get("spec");
     let at = |path: &[&str]| spec.and_then(|spec| spec.at(path));
-    let name = at(&["resourceID"])
-        .and_then(Node::as_str)
-        .unwrap_or(&object.id.name);
+    let resource_id = at(&["resourceID"]).and_then(Node::as_str);
+    let name = resource_id.unwrap_or(&object.id.name);
+    let name_known = resource_id.is_some() || super::has_name(object);
     let machine_type = at(&["nodeConfig", "machineType"]).and_then(Node::as_str);
     let tpu_topology = at(&["placementPolicy", "tpuTopology"]).and_then(Node::as_str);
     let tpu = machine_type.and_then(catalog::tpu_machine).map(|machine| {
@@ -156,7 +159,10 @@ fn read<'a>(object: &'a Object<'a>) -> NodePool<'a> {
         gpus.extend(machine_type.and_then(catalog::gpu_for_machine));
     }
 
-    let mut labels = vec![(NODE_POOL_LABEL.to_string(), name.to_string())];
+    let mut labels = Vec::new();
+    if name_known {
+        labels.push((NODE_POOL_LABEL.to_string(), name.to_string()));
+    }
     if let Some(machine_type) = machine_type {
         labels.push((MACHINE_TYPE_LABEL.to_string(), machine_type.to_string()));
     }
@@ -206,6 +212,7 @@ fn read<'a>(object: &'a Object<'a>) -> NodePool<'a> {
     NodePool {
         object,
         name,
+        name_known,
         machine_type,
         tpu,
         gpus,

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::catalog::TPU_RESOURCE;
 use crate::validate::Object;
 use crate::validate::model::fields::{join, scalar_text};
 use crate::yaml::Node;
@@ -17,6 +18,48 @@ use crate::yaml::Node;
 /// Annotation that makes JobSet give each replicated job a topology domain of its own.
 pub(crate) const EXCLUSIVE_TOPOLOGY_ANNOTATION: &str =
     "alpha.jobset.sigs.k8s.io/exclusive-topology";
+
+/// Annotation that makes LeaderWorkerSet give each group a topology domain of its own.
+pub(crate) const LWS_EXCLUSIVE_TOPOLOGY_ANNOTATION: &str =
+    "leaderworkerset.sigs.k8s.io/exclusive-topology";
+
+/// Annotation that makes LeaderWorkerSet give each sub-group a topology domain of its own.
+pub(crate) const LWS_SUBGROUP_EXCLUSIVE_TOPOLOGY_ANNOTATION: &str =
+    "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology";
+
+/// Label that queues a workload to a Kueue LocalQueue of its namespace.
+pub(crate) const QUEUE_NAME_LABEL: &str = "kueue.x-k8s.io/queue-name";
+
+/// The workload kinds this module reads pod templates from, as API group and kind.
+pub(crate) const WORKLOAD_KINDS: &[(&str, &str)] = &[
+    ("", "Pod"),
+    ("apps", "Deployment"),
+    ("apps", "ReplicaSet"),
+    ("apps", "StatefulSet"),
+    ("apps", "DaemonSet"),
+    ("batch", "Job"),
+    ("batch", "CronJob"),
+    ("jobset.x-k8s.io", "JobSet"),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+    (RAY_GROUP, "RayCluster"),
+    (RAY_GROUP, "RayService"),
+    (RAY_GROUP, "RayJob"),
+];
+
+/// API group of KubeRay's kinds.
+const RAY_GROUP: &str = "ray.io";
+
+/// Whether `object` is of a kind this module reads pod templates from.
+pub(crate) fn is_workload(object: &Object<'_>) -> bool {
+    WORKLOAD_KINDS
+        .iter()
+        .any(|(group, kind)| object.group() == *group && object.id.kind == *kind)
+}
+
+/// The `kueue.x-k8s.io/queue-name` label of an object, when it has one.
+pub(crate) fn queue_label<'a>(object: &Object<'a>) -> Option<&'a Node> {
+    object.node.at(&["metadata", "labels", QUEUE_NAME_LABEL])
+}
 
 /// A whole-number field with its API default applied, and where it is (or would be) written.
 #[derive(Clone, Debug)]
@@ -79,16 +122,99 @@ pub(crate) enum Controller<'a> {
         exclusive_topology: Option<&'a Node>,
     },
     /// One of the two pod templates of a LeaderWorkerSet.
-    LeaderWorkerSet {
-        /// `spec.replicas`: number of groups.
+    LeaderWorkerSet(Box<LeaderWorkers<'a>>),
+    /// One worker group of a KubeRay RayCluster (or of the cluster a RayService or RayJob
+    /// makes): `replicas` copies of `numOfHosts` pods each.
+    RayWorkers {
+        /// `replicas`, kept between `minReplicas` and `maxReplicas` as KubeRay does.
         replicas: Count<'a>,
-        /// `spec.leaderWorkerTemplate.size`: pods per group, leader included.
-        size: Count<'a>,
-        /// Which template this is.
-        role: GroupRole,
-        /// The leader's pod spec when a separate `leaderTemplate` is written.
-        leader: Option<&'a Node>,
+        /// `numOfHosts`: pods per replica, one per TPU VM of a multi-host slice (default 1).
+        hosts: Count<'a>,
     },
+    /// The head group of a Ray cluster: one pod.
+    RayHead,
+}
+
+/// What a LeaderWorkerSet says about one of its pod templates.
+#[derive(Clone, Debug)]
+pub(crate) struct LeaderWorkers<'a> {
+    /// `spec.replicas`: number of groups.
+    pub replicas: Count<'a>,
+    /// `spec.leaderWorkerTemplate.size`: pods per group, leader included.
+    pub size: Count<'a>,
+    /// Which template this is.
+    pub role: GroupRole,
+    /// The leader's pod spec when a separate `leaderTemplate` is written.
+    pub leader: Option<&'a Node>,
+    /// Whether the leader requests `google.com/tpu` itself (without a `leaderTemplate` the
+    /// leader is made from the worker template and requests what the workers request).
+    pub leader_on_slice: bool,
+    /// `spec.leaderWorkerTemplate.subGroupPolicy`, when it sets `subGroupSize`.
+    pub sub_group: Option<SubGroup<'a>>,
+    /// `leaderworkerset.sigs.k8s.io/exclusive-topology` on the LeaderWorkerSet.
+    pub exclusive_topology: Option<&'a Node>,
+    /// `leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology` on the LeaderWorkerSet.
+    pub subgroup_exclusive_topology: Option<&'a Node>,
+}
+
+/// A LeaderWorkerSet's sub-group policy.
+#[derive(Clone, Debug)]
+pub(crate) struct SubGroup<'a> {
+    /// `subGroupSize`: pods per sub-group.
+    pub size: Count<'a>,
+    /// `subGroupPolicyType: LeaderExcluded`: the leader is in no sub-group.
+    pub leader_excluded: bool,
+}
+
+impl LeaderWorkers<'_> {
+    /// TPU pods in one group: every pod, less the leader when it requests no chips.
+    pub(crate) fn tpu_pods_per_group(&self) -> i64 {
+        self.size.value - i64::from(!self.leader_on_slice)
+    }
+
+    /// Whether the sub-groups, not the groups, are the slices: `subGroupSize` is set and each
+    /// sub-group gets a topology domain of its own (`subgroup-exclusive-topology`).
+    pub(crate) fn slices_are_sub_groups(&self) -> bool {
+        self.sub_group.is_some() && self.subgroup_exclusive_topology.is_some()
+    }
+
+    /// How the pods of one group fall into sub-groups, as LeaderWorkerSet's pod webhook assigns
+    /// them: with `size - 1` (but not `size`) divisible by `subGroupSize` the leader is an extra
+    /// pod of sub-group 0 (or of none, `LeaderExcluded`); otherwise it is one of sub-group 0's
+    /// pods. Returns the TPU pods of each sub-group, in order; `None` without sub-groups or with
+    /// a size the webhook rejects.
+    pub(crate) fn tpu_pods_per_sub_group(&self) -> Option<Vec<i64>> {
+        let sub_group = self.sub_group.as_ref()?;
+        let (size, per) = (self.size.value, sub_group.size.value);
+        if per < 1 || size < per {
+            return None;
+        }
+        let leader_extra = (size - 1) % per == 0 && size % per != 0;
+        if !leader_extra && size % per != 0 {
+            return None;
+        }
+        let groups = if leader_extra {
+            (size - 1) / per
+        } else {
+            size / per
+        };
+        let leader_tpu = i64::from(self.leader_on_slice);
+        let first = if leader_extra {
+            per + if sub_group.leader_excluded {
+                0
+            } else {
+                leader_tpu
+            }
+        } else {
+            per - 1 + leader_tpu
+        };
+        let mut counts = vec![first];
+        counts.extend(std::iter::repeat_n(
+            per,
+            usize::try_from(groups - 1).unwrap_or(0),
+        ));
+        Some(counts)
+    }
 }
 
 /// `parallelism` and `completions` of a Job template.
@@ -120,14 +246,29 @@ pub(crate) struct PodTemplate<'a> {
     pub path: String,
     /// The pod spec (`containers`, `nodeSelector`, …).
     pub spec: &'a Node,
+    /// The pod template's `metadata`, when written (for a bare Pod, the Pod's own).
+    pub metadata: Option<&'a Node>,
+    /// Dotted path of the pod template's `metadata`.
+    pub metadata_path: String,
     /// How the object makes pods from it.
     pub controller: Controller<'a>,
 }
 
-impl PodTemplate<'_> {
+impl<'a> PodTemplate<'a> {
     /// The kind, in backticks, for messages.
     pub(crate) fn kind(&self) -> String {
         format!("`{}`", self.object.id.kind)
+    }
+
+    /// An annotation of the pods, as a requirement with one value to point at.
+    pub(crate) fn annotation(&self, key: &'a str) -> Option<Selection<'a>> {
+        let node = self.metadata?.at(&["annotations", key])?;
+        Some(Selection {
+            key,
+            values: scalar_text(node).into_iter().collect(),
+            node,
+            field: join(&join(&self.metadata_path, "annotations"), key),
+        })
     }
 
     /// Pods this template makes at full size, when the object fixes that number.
@@ -142,19 +283,16 @@ impl PodTemplate<'_> {
             Controller::JobSet { replicas, job, .. } => {
                 Some(replicas.value * job.parallelism.value.min(job.completions.value))
             }
-            Controller::LeaderWorkerSet {
-                replicas,
-                size,
-                role,
-                leader,
-            } => {
-                let per_group = match (role, leader) {
+            Controller::LeaderWorkerSet(lws) => {
+                let per_group = match (lws.role, lws.leader) {
                     (GroupRole::Leader, _) => 1,
-                    (GroupRole::Worker, Some(_)) => size.value - 1,
-                    (GroupRole::Worker, None) => size.value,
+                    (GroupRole::Worker, Some(_)) => lws.size.value - 1,
+                    (GroupRole::Worker, None) => lws.size.value,
                 };
-                Some(replicas.value * per_group)
+                Some(lws.replicas.value * per_group)
             }
+            Controller::RayWorkers { replicas, hosts } => Some(replicas.value * hosts.value),
+            Controller::RayHead => Some(1),
         }
     }
 }
@@ -170,56 +308,52 @@ pub(crate) fn templates<'a>(objects: &'a [Object<'a>]) -> Vec<PodTemplate<'a>> {
 
 fn collect<'a>(object: &'a Object<'a>, out: &mut Vec<PodTemplate<'a>>) {
     let node = object.node;
-    let mut push = |path: &str, spec: Option<&'a Node>, controller: Controller<'a>| {
-        if let Some(spec) = spec {
-            out.push(PodTemplate {
-                object,
-                path: path.to_string(),
-                spec,
-                controller,
-            });
-        }
+    // `path` is the pod template's (`spec.template`); a bare Pod is its own template.
+    let mut push = |path: &str, template: Option<&'a Node>, controller: Controller<'a>| {
+        let Some(spec) = template.and_then(|template| template.get("spec")) else {
+            return;
+        };
+        out.push(PodTemplate {
+            object,
+            path: join(path, "spec"),
+            spec,
+            metadata: template.and_then(|template| template.get("metadata")),
+            metadata_path: join(path, "metadata"),
+            controller,
+        });
     };
     let Some(spec) = node.get("spec") else { return };
     match (object.group(), object.id.kind.as_str()) {
-        ("", "Pod") => push("spec", Some(spec), Controller::Pod),
+        ("", "Pod") => push("", Some(node), Controller::Pod),
         ("apps", "Deployment" | "ReplicaSet") => {
             let replicas = Count::read(spec, "spec", "replicas", 1);
             push(
-                "spec.template.spec",
-                spec.at(&["template", "spec"]),
+                "spec.template",
+                spec.get("template"),
                 Controller::ReplicaSet { replicas },
             );
         }
         ("apps", "StatefulSet") => {
             let replicas = Count::read(spec, "spec", "replicas", 1);
             push(
-                "spec.template.spec",
-                spec.at(&["template", "spec"]),
+                "spec.template",
+                spec.get("template"),
                 Controller::StatefulSet { replicas },
             );
         }
         ("apps", "DaemonSet") => {
-            push(
-                "spec.template.spec",
-                spec.at(&["template", "spec"]),
-                Controller::DaemonSet,
-            );
+            push("spec.template", spec.get("template"), Controller::DaemonSet);
         }
         ("batch", "Job") => {
             let job = JobCounts::read(spec, "spec");
-            push(
-                "spec.template.spec",
-                spec.at(&["template", "spec"]),
-                Controller::Job(job),
-            );
+            push("spec.template", spec.get("template"), Controller::Job(job));
         }
         ("batch", "CronJob") => {
             if let Some(job_spec) = spec.at(&["jobTemplate", "spec"]) {
                 let job = JobCounts::read(job_spec, "spec.jobTemplate.spec");
                 push(
-                    "spec.jobTemplate.spec.template.spec",
-                    job_spec.at(&["template", "spec"]),
+                    "spec.jobTemplate.spec.template",
+                    job_spec.get("template"),
                     Controller::Job(job),
                 );
             }
@@ -248,8 +382,8 @@ fn collect<'a>(object: &'a Object<'a>, out: &mut Vec<PodTemplate<'a>>) {
                     ])
                     .or(set_annotation);
                 push(
-                    &format!("{path}.template.spec.template.spec"),
-                    job_spec.at(&["template", "spec"]),
+                    &format!("{path}.template.spec.template"),
+                    job_spec.get("template"),
                     Controller::JobSet {
                         replicas,
                         job,
@@ -263,26 +397,96 @@ fn collect<'a>(object: &'a Object<'a>, out: &mut Vec<PodTemplate<'a>>) {
             let Some(group) = spec.get("leaderWorkerTemplate") else {
                 return;
             };
-            let size = Count::read(group, "spec.leaderWorkerTemplate", "size", 1);
+            let group_path = "spec.leaderWorkerTemplate";
+            let size = Count::read(group, group_path, "size", 1);
             let leader = group.at(&["leaderTemplate", "spec"]);
+            let leader_on_slice = match leader {
+                Some(leader) => {
+                    let path = format!("{group_path}.leaderTemplate.spec");
+                    request(leader, &path, TPU_RESOURCE).is_some_and(|request| request.count > 0)
+                }
+                None => group
+                    .at(&["workerTemplate", "spec"])
+                    .and_then(|worker| request(worker, "", TPU_RESOURCE))
+                    .is_some_and(|request| request.count > 0),
+            };
+            let policy_path = join(group_path, "subGroupPolicy");
+            let sub_group = group.get("subGroupPolicy").and_then(|policy| {
+                policy.get("subGroupSize")?;
+                Some(SubGroup {
+                    size: Count::read(policy, &policy_path, "subGroupSize", 1),
+                    leader_excluded: policy.get("subGroupPolicyType").and_then(Node::as_str)
+                        == Some("LeaderExcluded"),
+                })
+            });
+            let annotation = |key| node.at(&["metadata", "annotations", key]);
             for (role, key) in [
                 (GroupRole::Leader, "leaderTemplate"),
                 (GroupRole::Worker, "workerTemplate"),
             ] {
                 push(
-                    &format!("spec.leaderWorkerTemplate.{key}.spec"),
-                    group.at(&[key, "spec"]),
-                    Controller::LeaderWorkerSet {
+                    &format!("{group_path}.{key}"),
+                    group.get(key),
+                    Controller::LeaderWorkerSet(Box::new(LeaderWorkers {
                         replicas: replicas.clone(),
                         size: size.clone(),
                         role,
                         leader,
+                        leader_on_slice,
+                        sub_group: sub_group.clone(),
+                        exclusive_topology: annotation(LWS_EXCLUSIVE_TOPOLOGY_ANNOTATION),
+                        subgroup_exclusive_topology: annotation(
+                            LWS_SUBGROUP_EXCLUSIVE_TOPOLOGY_ANNOTATION,
+                        ),
+                    })),
+                );
+            }
+        }
+        (RAY_GROUP, kind @ ("RayCluster" | "RayService" | "RayJob")) => {
+            // A RayService and a RayJob embed the spec of the RayCluster they create.
+            let (cluster, cluster_path) = match kind {
+                "RayService" => (spec.get("rayClusterConfig"), "spec.rayClusterConfig"),
+                "RayJob" => (spec.get("rayClusterSpec"), "spec.rayClusterSpec"),
+                _ => (Some(spec), "spec"),
+            };
+            let Some(cluster) = cluster else { return };
+            push(
+                &format!("{cluster_path}.headGroupSpec.template"),
+                cluster.at(&["headGroupSpec", "template"]),
+                Controller::RayHead,
+            );
+            let groups = cluster
+                .get("workerGroupSpecs")
+                .and_then(Node::as_seq)
+                .unwrap_or(&[]);
+            for (index, worker_group) in groups.iter().enumerate() {
+                let path = format!("{cluster_path}.workerGroupSpecs[{index}]");
+                push(
+                    &format!("{path}.template"),
+                    worker_group.get("template"),
+                    Controller::RayWorkers {
+                        replicas: ray_replicas(worker_group, &path),
+                        hosts: Count::read(worker_group, &path, "numOfHosts", 1),
                     },
                 );
             }
         }
         _ => {}
     }
+}
+
+/// A Ray worker group's replicas as KubeRay runs them: `replicas` (default 0) raised to
+/// `minReplicas` and capped at `maxReplicas`.
+fn ray_replicas<'a>(worker_group: &'a Node, path: &str) -> Count<'a> {
+    let mut replicas = Count::read(worker_group, path, "replicas", 0);
+    let bound = |key| worker_group.get(key).and_then(Node::as_count);
+    if let Some(min) = bound("minReplicas") {
+        replicas.value = replicas.value.max(min);
+    }
+    if let Some(max) = bound("maxReplicas") {
+        replicas.value = replicas.value.min(max);
+    }
+    replicas
 }
 
 /// A node label requirement of a pod: a key and the values it accepts.
@@ -589,6 +793,72 @@ mod tests {
                 .value(),
             Some("2x2x4")
         );
+    }
+
+    /// The worker template's LeaderWorkerSet controller of a LeaderWorkerSet document.
+    fn lws_counts(text: &str) -> Option<Vec<i64>> {
+        let documents = crate::yaml::parse_documents(text).unwrap();
+        let objects = [Object::from_node("f.yaml", &documents[0]).unwrap()];
+        let templates = templates(&objects);
+        let worker = templates
+            .iter()
+            .find_map(|template| match &template.controller {
+                Controller::LeaderWorkerSet(lws) if lws.role == GroupRole::Worker => {
+                    Some(lws.clone())
+                }
+                _ => None,
+            });
+        worker.unwrap().tpu_pods_per_sub_group()
+    }
+
+    fn lws(size: i64, sub_group: &str, leader: &str) -> String {
+        let worker = "    workerTemplate:\n      spec:\n        containers:\n        - resources: {limits: {google.com/tpu: 4}}\n";
+        format!(
+            "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {{name: l}}\nspec:\n  leaderWorkerTemplate:\n    size: {size}\n    subGroupPolicy: {{{sub_group}}}\n{leader}{worker}"
+        )
+    }
+
+    #[test]
+    fn sub_groups_follow_the_lws_webhook() {
+        let chipless_leader =
+            "    leaderTemplate:\n      spec:\n        containers: [{name: proxy}]\n";
+        // `size - 1` divisible: the chipless leader is an extra pod of sub-group 0.
+        assert_eq!(
+            lws_counts(&lws(5, "subGroupSize: 2", chipless_leader)),
+            Some(vec![2, 2])
+        );
+        // `size` divisible: the leader takes one of sub-group 0's places.
+        assert_eq!(
+            lws_counts(&lws(4, "subGroupSize: 2", chipless_leader)),
+            Some(vec![1, 2])
+        );
+        // Without a leader template the leader is a TPU pod like the workers.
+        assert_eq!(lws_counts(&lws(4, "subGroupSize: 2", "")), Some(vec![2, 2]));
+        assert_eq!(lws_counts(&lws(5, "subGroupSize: 2", "")), Some(vec![3, 2]));
+        assert_eq!(
+            lws_counts(&lws(
+                5,
+                "subGroupSize: 2, subGroupPolicyType: LeaderExcluded",
+                ""
+            )),
+            Some(vec![2, 2])
+        );
+        // Sizes the webhook rejects, and no sub-groups at all.
+        assert_eq!(lws_counts(&lws(5, "subGroupSize: 3", "")), None);
+        assert_eq!(lws_counts(&lws(4, "subGroupSize: 8", "")), None);
+        assert_eq!(lws_counts(&lws(4, "", "")), None);
+    }
+
+    #[test]
+    fn ray_replicas_stay_between_min_and_max() {
+        let replicas = |text: &str| {
+            let node = spec(text);
+            ray_replicas(&node, "spec.workerGroupSpecs[0]").value
+        };
+        assert_eq!(replicas("minReplicas: 2\n"), 2);
+        assert_eq!(replicas("replicas: 5\nmaxReplicas: 3\n"), 3);
+        assert_eq!(replicas("replicas: 1\n"), 1);
+        assert_eq!(replicas("groupName: g\n"), 0);
     }
 
     #[test]

@@ -7,12 +7,13 @@
 //! Owns `accelerator-no-node-pool` only. Whether the pods' selectors and the pools are right in
 //! themselves is for the TPU, GPU and node pool families; this rule takes both as read.
 
-use crate::catalog::{GPU_ACCELERATOR_LABEL, GPU_RESOURCE, NODE_POOL_LABEL, TPU_RESOURCE};
+use crate::catalog::{GPU_ACCELERATOR_LABEL, NODE_POOL_LABEL};
 use crate::diagnostic::Diagnostic;
 use crate::validate::model::PodGroup;
 use crate::validate::model::accelerator::TpuTarget;
 use crate::validate::model::nodepool::NodePool;
-use crate::validate::model::workload::{self, Controller, Count, GroupRole, Request, Toleration};
+use crate::validate::model::placement::placement;
+use crate::validate::model::workload::{Controller, Count, GroupRole, Request};
 use crate::validate::rule;
 use crate::validate::rules::shared::{Locate, code_list, plural};
 
@@ -22,8 +23,8 @@ pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut V
         return;
     }
     for group in groups {
-        if let (Some(target), Some(_)) = (&group.tpu_target, &group.tpu) {
-            check_tpu(group, target, pools, out);
+        if let (Some(target), Some(request)) = (&group.tpu_target, &group.tpu) {
+            check_tpu(group, target, request, pools, out);
         }
         if let Some(request) = &group.gpu {
             check_gpu(group, request, pools, out);
@@ -31,45 +32,12 @@ pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut V
     }
 }
 
-/// Why nodes of `pool` cannot take pods of `group`, or `None` when they can.
-fn exclusion(pool: &NodePool<'_>, group: &PodGroup<'_>) -> Option<String> {
-    for requirement in &group.selections {
-        match pool.label(requirement.key) {
-            Some(value) if !requirement.accepts(value) => {
-                return Some(format!("its nodes have `{}: {value}`", requirement.key));
-            }
-            None if pool.label_is_authoritative(requirement.key) => {
-                return Some(format!("its nodes have no `{}` label", requirement.key));
-            }
-            _ => {}
-        }
-    }
-    let mut tolerations = workload::tolerations(group.template.spec);
-    // GKE adds these tolerations to pods that request the accelerator.
-    if group.tpu.is_some() {
-        tolerations.push(Toleration::for_key(TPU_RESOURCE));
-    }
-    if group.gpu.is_some() {
-        tolerations.push(Toleration::for_key(GPU_RESOURCE));
-    }
-    pool.taints
-        .iter()
-        .filter(|(_, _, effect)| effect != "PreferNoSchedule")
-        .find(|(key, value, effect)| !tolerations.iter().any(|t| t.tolerates(key, value, effect)))
-        .map(|(key, value, effect)| {
-            format!("the pods do not tolerate its taint `{key}={value}:{effect}`")
-        })
-}
-
 /// The node pools that `group`'s pods can be scheduled on.
 fn matching_pools<'p, 'a>(
     pools: &'p [NodePool<'a>],
     group: &PodGroup<'_>,
 ) -> Vec<&'p NodePool<'a>> {
-    pools
-        .iter()
-        .filter(|pool| exclusion(pool, group).is_none())
-        .collect()
+    group.matching_pools(pools)
 }
 
 /// `found` text listing the pools of the relevant kind and why each was passed over.
@@ -79,7 +47,7 @@ fn passed_over(pools: &[&NodePool<'_>], group: &PodGroup<'_>, kind: &str) -> Str
     }
     let reasons: Vec<String> = pools
         .iter()
-        .map(|pool| match exclusion(pool, group) {
+        .map(|pool| match group.exclusion(pool) {
             Some(reason) => format!("{}: {reason}", pool.describe()),
             None => pool.describe(),
         })
@@ -93,19 +61,20 @@ fn scale<'g>(group: &'g PodGroup<'_>) -> Option<&'g Count<'g>> {
         Controller::ReplicaSet { replicas }
         | Controller::StatefulSet { replicas }
         | Controller::JobSet { replicas, .. }
-        | Controller::LeaderWorkerSet {
-            replicas,
-            role: GroupRole::Worker,
-            ..
-        } => Some(replicas),
+        | Controller::RayWorkers { replicas, .. } => Some(replicas),
+        Controller::LeaderWorkerSet(lws) if lws.role == GroupRole::Worker => Some(&lws.replicas),
         Controller::Job(job) => Some(&job.parallelism),
-        Controller::Pod | Controller::DaemonSet | Controller::LeaderWorkerSet { .. } => None,
+        Controller::Pod
+        | Controller::DaemonSet
+        | Controller::LeaderWorkerSet(_)
+        | Controller::RayHead => None,
     }
 }
 
 fn check_tpu(
     group: &PodGroup<'_>,
     target: &TpuTarget<'_>,
+    request: &Request<'_>,
     pools: &[NodePool<'_>],
     out: &mut Vec<Diagnostic>,
 ) {
@@ -131,7 +100,7 @@ fn check_tpu(
                 .expected(format!(
                     "a node pool of {} with `tpuTopology: {}`",
                     machines(target),
-                    target.topology
+                    target.node_topology.as_ref().unwrap_or(&target.topology)
                 ))
                 .fix("add a matching `ContainerNodePool`, or select the slice the node pools make")
                 .blueprint_field("spec.tpu.topology"),
@@ -140,13 +109,19 @@ fn check_tpu(
     }
 
     // Capacity in slices: a multi-host pool holds exactly one slice, and so does any pool a
-    // JobSet claims with exclusive topology; single-host pools hold one slice per node.
-    let exclusive = matches!(
-        &template.controller,
-        Controller::JobSet { exclusive_topology: Some(annotation), .. }
-            if annotation.as_str() == Some(NODE_POOL_LABEL)
-    );
+    // JobSet or LeaderWorkerSet claims per slice with exclusive topology; single-host pools
+    // hold one slice per node. Under dynamic slicing, slices are cut from and stitched of the
+    // pools' nodes, so capacity is the matching nodes over the nodes of one slice.
+    let placement = placement(group);
+    let exclusive = placement
+        .as_ref()
+        .is_some_and(|placement| placement.annotation_value() == Some(NODE_POOL_LABEL));
+    let slice_hosts = target
+        .layouts_for(request.count)
+        .first()
+        .map_or(1, |slice| i64::from(slice.hosts()));
     let mut capacity = 0;
+    let mut nodes = 0;
     for pool in &matching {
         // A pool of unknown size or slice could hold anything: judge nothing then.
         let (Some(max_nodes), Some(slice)) = (
@@ -155,6 +130,7 @@ fn check_tpu(
         ) else {
             return;
         };
+        nodes += max_nodes;
         let hosts = i64::from(slice.hosts());
         capacity += if exclusive || slice.is_multi_host() {
             i64::from(max_nodes >= hosts)
@@ -162,17 +138,20 @@ fn check_tpu(
             max_nodes / hosts
         };
     }
+    if target.dynamic {
+        capacity = nodes / slice_hosts.max(1);
+    }
     let multi_host = matching
         .iter()
         .filter_map(|pool| pool.tpu.as_ref().and_then(|tpu| tpu.slice.as_ref()))
         .any(|slice| slice.is_multi_host());
     let needed = match &template.controller {
-        Controller::JobSet { replicas, .. }
-        | Controller::LeaderWorkerSet {
-            replicas,
-            role: GroupRole::Worker,
-            ..
-        } => replicas.value,
+        Controller::JobSet { replicas, .. } | Controller::RayWorkers { replicas, .. } => {
+            replicas.value
+        }
+        Controller::LeaderWorkerSet(lws) if lws.role == GroupRole::Worker => placement
+            .as_ref()
+            .map_or(lws.replicas.value, |placement| placement.units),
         Controller::ReplicaSet { replicas } | Controller::StatefulSet { replicas }
             if !multi_host =>
         {
@@ -180,9 +159,10 @@ fn check_tpu(
         }
         Controller::Job(_)
         | Controller::Pod
+        | Controller::RayHead
         | Controller::ReplicaSet { .. }
         | Controller::StatefulSet { .. } => 1,
-        Controller::DaemonSet | Controller::LeaderWorkerSet { .. } => return,
+        Controller::DaemonSet | Controller::LeaderWorkerSet(_) => return,
     };
     if needed <= capacity {
         return;
@@ -195,7 +175,13 @@ fn check_tpu(
     let field = scale(group).map_or(target.selection.field.as_str(), |count| {
         count.field.as_str()
     });
-    let fix = if exclusive || multi_host {
+    let fix = if target.dynamic {
+        format!(
+            "add node pools until the matching pools have {} nodes: a {} slice takes {slice_hosts}, and dynamic slicing stitches slices across pools",
+            needed * slice_hosts,
+            target.describe()
+        )
+    } else if exclusive || multi_host {
         format!(
             "add node pools until there is one per slice ({needed}), each with a full slice of nodes"
         )
@@ -281,7 +267,7 @@ fn check_gpu(
         let gpus = pool.gpus.iter().filter(|(own, _)| own.label == gpu.label);
         gpus.map(|(_, count)| i64::from(*count)).sum()
     };
-    // Pods larger than every node are `gpu-count`'s finding, not a capacity one.
+    // Pods larger than every node are `gpu-count-per-pod`'s finding, not a capacity one.
     if matching.iter().all(|pool| per_node(pool) < request.count) {
         return;
     }

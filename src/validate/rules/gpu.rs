@@ -1,25 +1,31 @@
-//! GPU rules on pods: the accelerator a pod selects (`gpu-accelerator-unknown`,
-//! `gpu-selector-missing`) and how many GPUs it asks for (`gpu-count`).
+//! GPU rules on pods: the accelerator a pod selects (`gpu-accelerator-unknown`), whether
+//! anything chooses the GPU model of its nodes (`gpu-selector-missing`, a warning: on GKE
+//! Standard, pods that request `nvidia.com/gpu` go to GPU nodes anyway), and how many GPUs it
+//! asks for (`gpu-count-per-pod`).
 //!
-//! The GPU a pod targets is the model's ([`crate::validate::model::PodGroup::gpu_target`]).
-//! GPUs attached to node pools are the node pool family's, and whether the matching pools can
-//! hold the pods is `accelerator-no-node-pool`'s.
+//! How the pods choose their GPU, the [`crate::validate::model::accelerator::GpuChoice`], is
+//! the model's: a GPU machine type, accelerator values (one or several), a compute class or a
+//! node pool. GPUs attached to node pools are the node pool family's, and whether the matching
+//! pools can hold the pods is `accelerator-no-node-pool`'s.
 
-use crate::catalog::{self, GPU_ACCELERATOR_LABEL, GPU_RESOURCE};
+use crate::catalog::{
+    self, COMPUTE_CLASS_LABEL, GPU_ACCELERATOR_LABEL, GPU_RESOURCE, NODE_POOL_LABEL,
+};
 use crate::diagnostic::Diagnostic;
 use crate::validate::model::PodGroup;
+use crate::validate::model::accelerator::GpuChoice;
 use crate::validate::model::fields::join;
-use crate::validate::model::nodepool::{MACHINE_TYPE_LABEL, NodePool};
+use crate::validate::model::nodepool::MACHINE_TYPE_LABEL;
 use crate::validate::model::workload::Request;
 use crate::validate::rule;
 use crate::validate::rules::shared::{Locate, unknown_gpu};
 
 /// Runs the GPU rules on every pod template.
-pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut Vec<Diagnostic>) {
+pub(crate) fn check(groups: &[PodGroup<'_>], out: &mut Vec<Diagnostic>) {
     for group in groups {
         check_accelerator(group, out);
-        if let Some(request) = &group.gpu {
-            check_count(group, request, pools, out);
+        if let (Some(request), Some(choice)) = (&group.gpu, &group.gpu_choice) {
+            check_count(group, request, choice, out);
         }
     }
 }
@@ -41,88 +47,41 @@ fn check_accelerator(group: &PodGroup<'_>, out: &mut Vec<Diagnostic>) {
         }
     }
     let Some(request) = &group.gpu else { return };
-    let (anchor, field, found) = match requirement {
-        Some(requirement) if requirement.value().is_some() => return,
-        Some(requirement) => (
-            requirement.node,
-            requirement.field.clone(),
-            format!("{} values", requirement.values.len()),
-        ),
-        None => (
-            template.spec.get("nodeSelector").unwrap_or(request.node),
-            join(&join(&template.path, "nodeSelector"), GPU_ACCELERATOR_LABEL),
-            "no selector".to_string(),
-        ),
-    };
+    if group.gpu_choice.is_some() {
+        return;
+    }
     out.push(
         template
             .finding(
-                Diagnostic::error(
+                Diagnostic::warning(
                     rule::GPU_SELECTOR_MISSING,
-                    format!("pods requesting `{GPU_RESOURCE}` must select one `{GPU_ACCELERATOR_LABEL}` value"),
+                    format!("pods requesting `{GPU_RESOURCE}` do not choose a GPU model"),
                 ),
-                anchor,
-                &field,
+                template.spec.get("nodeSelector").unwrap_or(request.node),
+                &join(&join(&template.path, "nodeSelector"), GPU_ACCELERATOR_LABEL),
             )
-            .found(found)
-            .expected(format!("one `{GPU_ACCELERATOR_LABEL}` value"))
+            .found("no selector")
+            .expected(format!(
+                "`{GPU_ACCELERATOR_LABEL}`, `{MACHINE_TYPE_LABEL}`, `{COMPUTE_CLASS_LABEL}` or `{NODE_POOL_LABEL}` in `nodeSelector` or required node affinity"
+            ))
             .fix(format!(
-                "add `{GPU_ACCELERATOR_LABEL}: <gpu>` to `nodeSelector`: without it the pod can land on any GPU model"
+                "add `{GPU_ACCELERATOR_LABEL}: <gpu>` to `nodeSelector`: GKE Standard places the pods on any GPU node without it, and Autopilot cannot tell which GPU to provision"
             ))
             .blueprint_field("spec.gpu.type"),
     );
 }
 
-/// The most GPUs one node the pod can land on has, and where that number comes from.
-fn gpus_per_node(group: &PodGroup<'_>, pools: &[NodePool<'_>]) -> Option<(u32, String)> {
-    let machine = group
-        .selection(MACHINE_TYPE_LABEL)
-        .and_then(|requirement| requirement.value());
-    if let Some((gpu, count)) = machine.and_then(catalog::gpu_for_machine) {
-        return Some((
-            count,
-            format!(
-                "`{}` has {count} `{}`",
-                machine.unwrap_or_default(),
-                gpu.label
-            ),
-        ));
-    }
-    let gpu = group.gpu_target?;
-    let from_pools = pools
-        .iter()
-        .flat_map(|pool| {
-            pool.gpus
-                .iter()
-                .map(move |(own, count)| (pool, *own, *count))
-        })
-        .filter(|(_, own, _)| own.label == gpu.label)
-        .max_by_key(|(_, _, count)| *count);
-    if let Some((pool, _, count)) = from_pools {
-        return Some((
-            count,
-            format!(
-                "node pool `{}` has {count} `{}` per node",
-                pool.name, gpu.label
-            ),
-        ));
-    }
-    let most = gpu.machines.iter().map(|machine| machine.gpus).max()?;
-    Some((
-        most,
-        format!("no GKE machine type has more than {most} `{}`", gpu.label),
-    ))
-}
-
 fn check_count(
     group: &PodGroup<'_>,
     request: &Request<'_>,
-    pools: &[NodePool<'_>],
+    choice: &GpuChoice,
     out: &mut Vec<Diagnostic>,
 ) {
-    let Some((capacity, why)) = gpus_per_node(group, pools) else {
+    // The pods land on whichever allowed node fits, so only the largest one must.
+    let Some(largest) = choice.nodes.iter().max_by_key(|node| node.per_node) else {
         return;
     };
+    let capacity = largest.per_node;
     if request.count <= i64::from(capacity) {
         return;
     }
@@ -131,7 +90,7 @@ fn check_count(
             .template
             .finding(
                 Diagnostic::error(
-                    rule::GPU_COUNT,
+                    rule::GPU_COUNT_PER_POD,
                     format!(
                         "pods request {} `{GPU_RESOURCE}` but a node has at most {capacity}",
                         request.count
@@ -141,7 +100,7 @@ fn check_count(
                 &request.field,
             )
             .found(request.count.to_string())
-            .expected(format!("at most {capacity} ({why})"))
+            .expected(format!("at most {capacity} ({})", largest.why))
             .fix(format!(
                 "request at most {capacity} per pod, or use a machine type with more GPUs"
             ))

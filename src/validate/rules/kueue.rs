@@ -16,20 +16,25 @@ use crate::catalog::{
 };
 use crate::diagnostic::Diagnostic;
 use crate::validate::Object;
-use crate::validate::model::PodGroup;
 use crate::validate::model::accelerator::read_topology;
 use crate::validate::model::fields::{join, scalar_text};
-use crate::validate::model::workload::requested_resources;
+use crate::validate::model::workload::{QUEUE_NAME_LABEL, queue_label, requested_resources};
+use crate::validate::model::{PodGroup, has_name};
 use crate::validate::rule;
 use crate::validate::rules::shared::{bad_topology, code_list, unknown_accelerator, unknown_gpu};
 use crate::yaml::Node;
 
-/// Label that queues a workload to a LocalQueue of its namespace.
-const QUEUE_NAME_LABEL: &str = "kueue.x-k8s.io/queue-name";
+/// The Kueue kinds these rules read.
+const KUEUE_KINDS: [&str; 3] = ["LocalQueue", "ClusterQueue", "ResourceFlavor"];
 
 /// Whether `object` is the Kueue kind `kind`.
 fn is_kueue(object: &Object<'_>, kind: &str) -> bool {
     object.group() == "kueue.x-k8s.io" && object.id.kind == kind
+}
+
+/// Whether these rules read `object`: a Kueue kind they know, or an object queued to Kueue.
+pub(crate) fn reads(object: &Object<'_>) -> bool {
+    KUEUE_KINDS.iter().any(|kind| is_kueue(object, kind)) || queue_label(object).is_some()
 }
 
 /// Namespaces match when equal, or when either is unset: a manifest without a namespace is
@@ -41,12 +46,18 @@ fn same_namespace(a: Option<&str>, b: Option<&str>) -> bool {
     }
 }
 
-/// `` JobSet `tpu-training/train` `` for messages about a workload seen from its queue.
+/// `` JobSet `tpu-training/train` `` for messages about a workload seen from its queue; for
+/// an object with only `generateName`, `` Job with generateName `tpu-training/eval-` ``.
 fn describe(workload: &Object<'_>) -> String {
     let id = &workload.id;
+    let generated = if has_name(workload) {
+        ""
+    } else {
+        " with generateName"
+    };
     match &id.namespace {
-        Some(namespace) => format!("{} `{namespace}/{}`", id.kind, id.name),
-        None => format!("{} `{}`", id.kind, id.name),
+        Some(namespace) => format!("{}{generated} `{namespace}/{}`", id.kind, id.name),
+        None => format!("{}{generated} `{}`", id.kind, id.name),
     }
 }
 
@@ -133,20 +144,33 @@ pub(crate) fn check<'a>(
             .filter(|object| is_kueue(object, kind))
             .collect()
     };
-    let local_queues = of_kind("LocalQueue");
-    let cluster_queues = of_kind("ClusterQueue");
-    let flavors = of_kind("ResourceFlavor");
-
-    for flavor in &flavors {
+    let all_local_queues = of_kind("LocalQueue");
+    let all_cluster_queues = of_kind("ClusterQueue");
+    let all_flavors = of_kind("ResourceFlavor");
+    for flavor in &all_flavors {
         check_flavor_labels(flavor, out);
     }
-    if !flavors.is_empty() {
-        for cluster_queue in &cluster_queues {
+    // Only named objects can be referred to: one with just `generateName` gets its name from
+    // the API server, and a reference that matches no named object may mean it.
+    let named = |all: &[&'a Object<'a>]| -> Vec<&'a Object<'a>> {
+        all.iter()
+            .copied()
+            .filter(|object| has_name(object))
+            .collect()
+    };
+    let (local_queues, cluster_queues, flavors) = (
+        named(&all_local_queues),
+        named(&all_cluster_queues),
+        named(&all_flavors),
+    );
+
+    if !flavors.is_empty() && flavors.len() == all_flavors.len() {
+        for cluster_queue in &all_cluster_queues {
             check_flavor_references(cluster_queue, &flavors, out);
         }
     }
-    if !cluster_queues.is_empty() {
-        for local_queue in &local_queues {
+    if !cluster_queues.is_empty() && cluster_queues.len() == all_cluster_queues.len() {
+        for local_queue in &all_local_queues {
             check_cluster_queue_reference(local_queue, &cluster_queues, out);
         }
     }
@@ -154,7 +178,7 @@ pub(crate) fn check<'a>(
         return;
     }
     for object in objects {
-        let Some(label) = object.node.at(&["metadata", "labels", QUEUE_NAME_LABEL]) else {
+        let Some(label) = queue_label(object) else {
             continue;
         };
         let Some(queue_name) = label.as_str() else {
@@ -165,7 +189,12 @@ pub(crate) fn check<'a>(
             queue.id.name == queue_name && same_namespace(queue.id.namespace.as_deref(), namespace)
         });
         let Some(local_queue) = local_queue else {
-            report_missing_queue(object, label, queue_name, &local_queues, out);
+            let unnamed_here = all_local_queues.iter().any(|queue| {
+                !has_name(queue) && same_namespace(queue.id.namespace.as_deref(), namespace)
+            });
+            if !unnamed_here {
+                report_missing_queue(object, label, queue_name, &local_queues, out);
+            }
             continue;
         };
         let cluster_queue_name = local_queue

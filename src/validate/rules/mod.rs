@@ -1,7 +1,7 @@
 //! The rule families, one module each: `tpu` and `gpu` (pods' selectors and requests),
-//! `jobset` (TPU JobSets and multislice), `nodepool` (Config Connector node pools), `cross`
-//! (workloads against node pools) and `kueue` (queues, flavors and quota); plus `shared`, the
-//! finding builders several families use.
+//! `jobset` (multislice JobSets), `placement` (each multi-host TPU slice on a slice of its own),
+//! `nodepool` (Config Connector node pools), `cross` (workloads against node pools) and `kueue`
+//! (queues, flavors and quota); plus `shared`, the finding builders several families use.
 //!
 //! Each family reads the models of [`crate::validate::model`], `shared`, the catalog and
 //! diagnostics, and nothing else: no family imports another, so that a defect has one owner
@@ -13,5 +13,6 @@ pub(crate) mod gpu;
 pub(crate) mod jobset;
 pub(crate) mod kueue;
 pub(crate) mod nodepool;
+pub(crate) mod placement;
 pub(crate) mod shared;
 pub(crate) mod tpu;

@@ -190,8 +190,26 @@ fn suggest_gpu(value: &str) -> Option<&'static str> {
     .or_else(|| catalog::closest(value, labels()))
 }
 
-/// A finding for an unknown GPU label value, with the likely intended one as the fix.
+/// A finding for a GPU label value the catalog does not offer: a retired GPU, with the current
+/// ones that replace it, or an unknown value, with the likely intended one as the fix.
 pub(crate) fn unknown_gpu(rule: &'static str, value: &str) -> Diagnostic {
+    if let Some(retired) = catalog::retired_gpu(value) {
+        let successors = code_list(retired.successors);
+        return Diagnostic::error(
+            rule,
+            format!(
+                "`{value}` ({}) is retired: GKE no longer creates nodes with it",
+                retired.display_name
+            ),
+        )
+        .found(value)
+        .expected(format!("a GPU GKE offers, such as {successors}"))
+        .fix(format!(
+            "use {successors} instead ({} has not been offered since {})",
+            retired.display_name, retired.since
+        ))
+        .blueprint_field("spec.gpu.type");
+    }
     let known: Vec<&str> = catalog::gpus().iter().map(|gpu| gpu.label).collect();
     let diagnostic = Diagnostic::error(rule, format!("unknown GPU accelerator: `{value}`"))
         .found(value)
@@ -243,6 +261,18 @@ mod tests {
             Some("tpu-v6e-slice")
         );
         assert_eq!(suggest_accelerator("tpu7x-slice"), Some("tpu7x"));
+    }
+
+    #[test]
+    fn retired_gpus_point_at_current_ones_not_the_nearest_string() {
+        let finding = unknown_gpu("gpu-accelerator-unknown", "nvidia-tesla-k80");
+        assert!(finding.message.contains("retired"), "{}", finding.message);
+        let fix = finding.fix.unwrap();
+        assert!(
+            fix.contains("`nvidia-tesla-t4`") && fix.contains("`nvidia-l4`"),
+            "{fix}"
+        );
+        assert!(!fix.contains("did you mean"), "{fix}");
     }
 
     #[test]

@@ -1,33 +1,40 @@
 //! TPU rules on pods: the accelerator and topology a pod selects, the chips it requests, and
 //! how many pods make up a slice. The JobSet settings multislice training depends on are the
-//! `jobset` family's.
+//! `jobset` family's, and how slices are kept apart the `placement` family's.
 //!
 //! The selector findings (`tpu-accelerator-unknown`, `tpu-topology-syntax`,
-//! `tpu-topology-shape`, `tpu-selector-missing`) are made here from the pod's selections; the
-//! slice they resolve to, the [`TpuTarget`], is the model's, and the other rules work from it.
+//! `tpu-topology-shape`, `tpu-selector-missing`) are made here from the pod's selections and
+//! its `cloud.google.com/gke-tpu-slice-topology` annotation (GKE dynamic slicing, where that
+//! annotation gives the slice shape and the topology selector is optional); the slice they
+//! resolve to, the [`TpuTarget`], is the model's, and the other rules work from it. Pods per
+//! slice are counted per unit the object makes: a Job, a LeaderWorkerSet group (or sub-group,
+//! with `subgroup-exclusive-topology`), a Ray worker group replica (`numOfHosts`).
 //! The same defects in node pools and ResourceFlavors belong to those families, and matching
 //! pods to node pools to `accelerator-no-node-pool`.
 
 use std::collections::BTreeSet;
 
 use crate::catalog::{
-    TPU_ACCELERATOR_LABEL, TPU_RESOURCE, TPU_TOPOLOGY_LABEL, TpuFamily, TpuSlice,
+    NODE_POOL_LABEL, TPU_ACCELERATOR_LABEL, TPU_RESOURCE, TPU_TOPOLOGY_LABEL, TpuFamily, TpuSlice,
 };
 use crate::diagnostic::Diagnostic;
 use crate::validate::model::PodGroup;
 use crate::validate::model::accelerator::{TpuTarget, read_topology, selected_tpu_family};
 use crate::validate::model::fields::join;
 use crate::validate::model::workload::{
-    self, Controller, GroupRole, PodTemplate, Request, Selection,
+    Controller, GroupRole, LWS_SUBGROUP_EXCLUSIVE_TOPOLOGY_ANNOTATION, LeaderWorkers, PodTemplate,
+    Request, Selection,
 };
 use crate::validate::rule;
-use crate::validate::rules::shared::{Locate, bad_topology, unknown_accelerator};
+use crate::validate::rules::shared::{Locate, bad_topology, plural, unknown_accelerator};
 use crate::yaml::Node;
 
 /// The selector rules: every `cloud.google.com/gke-tpu-accelerator` value names a TPU GKE has
-/// (`tpu-accelerator-unknown`), every `cloud.google.com/gke-tpu-topology` value is a topology
-/// (`tpu-topology-syntax`) of the selected family (`tpu-topology-shape`), and pods that
-/// request `google.com/tpu` select one of each (`tpu-selector-missing`).
+/// (`tpu-accelerator-unknown`), every `cloud.google.com/gke-tpu-topology` value and the
+/// `cloud.google.com/gke-tpu-slice-topology` annotation are topologies (`tpu-topology-syntax`)
+/// of the selected family (`tpu-topology-shape`), and pods that request `google.com/tpu` select
+/// one accelerator and one topology, unless the annotation gives the slice shape
+/// (`tpu-selector-missing`).
 fn check_selectors(group: &PodGroup<'_>, out: &mut Vec<Diagnostic>) {
     let template = &group.template;
     let accelerator = group.selection(TPU_ACCELERATOR_LABEL);
@@ -47,7 +54,7 @@ fn check_selectors(group: &PodGroup<'_>, out: &mut Vec<Diagnostic>) {
 
     // Shapes are judged against the family only when the pod selects exactly one known one.
     let family = selected_tpu_family(&group.selections);
-    for requirement in topology.iter() {
+    for requirement in topology.into_iter().chain(group.slice_topology.as_ref()) {
         for value in &requirement.values {
             if let Err(problem) = read_topology(family, value) {
                 out.push(template.finding(
@@ -74,14 +81,17 @@ fn check_selectors(group: &PodGroup<'_>, out: &mut Vec<Diagnostic>) {
             "spec.tpu.type",
             out,
         );
-        report_missing(
-            template,
-            request,
-            topology,
-            TPU_TOPOLOGY_LABEL,
-            "spec.tpu.topology",
-            out,
-        );
+        // Under dynamic slicing the annotation gives the shape; nodes carry their block's.
+        if group.slice_topology.is_none() {
+            report_missing(
+                template,
+                request,
+                topology,
+                TPU_TOPOLOGY_LABEL,
+                "spec.tpu.topology",
+                out,
+            );
+        }
     }
 }
 
@@ -217,7 +227,8 @@ fn check_hosts_per_slice(
             .blueprint_field("spec.tpu.topology")
     };
     match &template.controller {
-        Controller::Job(job) | Controller::JobSet { job, .. } => {
+        // Pods of single-host slices are independent: a Job may run any number of them.
+        Controller::Job(job) | Controller::JobSet { job, .. } if all_multi_host => {
             let (parallelism, completions) = (&job.parallelism, &job.completions);
             let fix = format!(
                 "set `parallelism: {expected}` and `completions: {expected}`: one pod per VM of the slice"
@@ -245,6 +256,35 @@ fn check_hosts_per_slice(
                         .fix(fix),
                 );
             }
+        }
+        Controller::RayHead if all_multi_host => {
+            let message = format!(
+                "the Ray head is one pod and cannot run a multi-host {slice} slice of {expected} VMs"
+            );
+            out.push(
+                finding(message, request_anchor(group), &request_field(group))
+                    .found("TPU chips requested by the head group")
+                    .expected(format!(
+                        "a worker group with `numOfHosts: {expected}` for the slice"
+                    ))
+                    .fix(format!(
+                        "request the chips in a worker group with `numOfHosts: {expected}`, and none in the head group"
+                    )),
+            );
+        }
+        Controller::RayWorkers { hosts: pods, .. } if !hosts.contains(&pods.value) => {
+            let message = format!(
+                "`numOfHosts` is {} but a {slice} slice has {expected} hosts",
+                pods.value
+            );
+            out.push(
+                finding(message, pods.anchor, &pods.field)
+                    .found(pods.value.to_string())
+                    .expected(expected.clone())
+                    .fix(format!(
+                        "set `numOfHosts: {expected}`: each replica of the worker group is one slice, one Ray pod per VM"
+                    )),
+            );
         }
         Controller::Pod | Controller::ReplicaSet { .. } if all_multi_host => {
             let kind = template
@@ -283,43 +323,118 @@ fn check_hosts_per_slice(
                     )),
             );
         }
-        Controller::LeaderWorkerSet {
-            size,
-            role: GroupRole::Worker,
-            leader,
-            ..
-        } => {
-            // With a separate leader template, the leader is on the slice only when it
-            // requests TPU chips itself; without one, every pod of the group is a worker.
-            let leader_on_slice = leader.is_none_or(|leader| {
-                let path = template.path.replace("workerTemplate", "leaderTemplate");
-                workload::request(leader, &path, TPU_RESOURCE)
-                    .is_some_and(|request| request.count > 0)
-            });
-            let tpu_pods = if leader_on_slice {
-                size.value
-            } else {
-                size.value - 1
-            };
+        Controller::LeaderWorkerSet(lws) if lws.role == GroupRole::Worker => {
+            if lws.slices_are_sub_groups()
+                && let Some(counts) = lws.tpu_pods_per_sub_group()
+            {
+                check_sub_groups(lws, &counts, &hosts, &slice, &finding, out);
+                return;
+            }
+            let tpu_pods = lws.tpu_pods_per_group();
             if !hosts.contains(&tpu_pods) {
-                let sizes: BTreeSet<i64> = hosts
-                    .iter()
-                    .map(|hosts| hosts + i64::from(!leader_on_slice))
-                    .collect();
+                let leader_extra = i64::from(!lws.leader_on_slice);
+                let sizes: BTreeSet<i64> = hosts.iter().map(|hosts| hosts + leader_extra).collect();
                 let sizes = hosts_text(&sizes);
                 let message = format!(
                     "a group runs {tpu_pods} TPU pods but a {slice} slice has {expected} hosts"
                 );
+                let mut fix = format!("set `size: {sizes}`: one TPU pod per VM of the slice");
+                // A group of several slices' worth of pods: sub-groups make each one a slice.
+                if let Some(&per) = hosts.iter().next_back()
+                    && per > 1
+                    && tpu_pods > per
+                    && tpu_pods % per == 0
+                {
+                    fix.push_str(&format!(
+                        ", or make each slice a sub-group: `subGroupPolicy: {{subGroupSize: {per}}}` with the annotation `{LWS_SUBGROUP_EXCLUSIVE_TOPOLOGY_ANNOTATION}: {NODE_POOL_LABEL}`"
+                    ));
+                }
                 out.push(
-                    finding(message, size.anchor, &size.field)
-                        .found(size.value.to_string())
+                    finding(message, lws.size.anchor, &lws.size.field)
+                        .found(lws.size.value.to_string())
                         .expected(sizes.clone())
-                        .fix(format!(
-                            "set `size: {sizes}`: one TPU pod per VM of the slice"
-                        )),
+                        .fix(fix),
                 );
             }
         }
         _ => {}
     }
+}
+
+/// The `google.com/tpu` request to point at, or the pod spec.
+fn request_anchor<'a>(group: &PodGroup<'a>) -> &'a Node {
+    group
+        .tpu
+        .as_ref()
+        .map_or(group.template.spec, |request| request.node)
+}
+
+fn request_field(group: &PodGroup<'_>) -> String {
+    group.tpu.as_ref().map_or_else(
+        || group.template.path.clone(),
+        |request| request.field.clone(),
+    )
+}
+
+/// Pods per slice when each LeaderWorkerSet sub-group is a slice: every sub-group's TPU pods
+/// must be one slice's hosts. Sub-group 0 differs from the others only through the leader: an
+/// extra pod of it when `size - 1` is a multiple of `subGroupSize`, one of its pods otherwise.
+fn check_sub_groups(
+    lws: &LeaderWorkers<'_>,
+    counts: &[i64],
+    hosts: &BTreeSet<i64>,
+    slice: &str,
+    finding: &dyn Fn(String, &Node, &str) -> Diagnostic,
+    out: &mut Vec<Diagnostic>,
+) {
+    let Some(sub_group) = &lws.sub_group else {
+        return;
+    };
+    let per = sub_group.size.value;
+    let expected = hosts_text(hosts);
+    if !hosts.contains(&per) {
+        let message = format!(
+            "each sub-group is a slice, but `subGroupSize` is {per} and a {slice} slice has {expected} hosts"
+        );
+        out.push(
+            finding(message, sub_group.size.anchor, &sub_group.size.field)
+                .found(per.to_string())
+                .expected(expected.clone())
+                .fix(format!(
+                    "set `subGroupSize: {expected}` and `size` to a multiple of it (one more when the leader requests no chips): one TPU pod per VM of each slice"
+                )),
+        );
+        return;
+    }
+    let Some(&first) = counts.first().filter(|first| !hosts.contains(first)) else {
+        return;
+    };
+    let size = lws.size.value;
+    let (why, fix) = if lws.leader_on_slice {
+        (
+            "the leader requests chips and is an extra pod of it",
+            format!(
+                "set `size: {}` so that the leader is one of sub-group 0's pods",
+                size - 1
+            ),
+        )
+    } else {
+        (
+            "the leader requests no chips but takes one of its places",
+            format!(
+                "set `size: {}` so that the leader is an extra pod of sub-group 0",
+                size + 1
+            ),
+        )
+    };
+    let message = format!(
+        "sub-group 0 runs {} ({why}) but a {slice} slice has {expected} hosts",
+        plural(first, "TPU pod")
+    );
+    out.push(
+        finding(message, lws.size.anchor, &lws.size.field)
+            .found(size.to_string())
+            .expected(format!("{per} TPU pods in every sub-group"))
+            .fix(fix),
+    );
 }
