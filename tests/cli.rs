@@ -480,6 +480,12 @@ fn extra_schemas_and_strict_mode() {
     let run = repo.aiml(&["validate", "k8s"]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(run.stderr.contains("schema-unknown-kind"), "{}", run.stderr);
+    // Nothing is skipped silently: the summary counts what no schema and no rule could judge.
+    assert!(
+        run.stderr.contains("1 object: 0 checked against their schema, 0 by accelerator and Kueue rules; 1 not applicable"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(repo.aiml(&["validate", "--strict", "k8s"]).code, 1);
     repo.write(
         "extra/example.com/widget_v1.json",

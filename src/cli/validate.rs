@@ -116,15 +116,52 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
     context
         .printer
         .diagnostics(&diagnostics, suppressed, &text_of);
-    if !context.printer.json && diagnostics.is_empty() {
-        context
-            .printer
-            .err(&format!("{count} objects and blueprints valid\n"));
+    if !context.printer.json {
+        context.printer.err(&format!(
+            "{}\n",
+            coverage(context, &objects, count, &diagnostics)
+        ));
     }
     Ok(outcome_of(&Report {
         blueprints: Vec::new(),
         diagnostics,
     }))
+}
+
+/// Nothing is skipped silently: what judged the objects, and how many nothing could judge.
+fn coverage(
+    context: &Context<'_>,
+    objects: &[Object<'_>],
+    count: usize,
+    diagnostics: &[Diagnostic],
+) -> String {
+    let schemas = context.checks.schemas;
+    let has_schema = |o: &Object<'_>| schemas.has_schema(o.api_version, &o.id.kind);
+    let by_schema = objects.iter().filter(|o| has_schema(o)).count();
+    let by_rules = objects.iter().filter(|o| validate::applies_to(o)).count();
+    let unjudged = objects
+        .iter()
+        .filter(|o| !has_schema(o) && !validate::applies_to(o))
+        .count();
+    let mut line = format!(
+        "{}: {by_schema} checked against their schema, {by_rules} by accelerator and Kueue rules",
+        super::plural(objects.len(), "object")
+    );
+    if unjudged > 0 {
+        line.push_str(&format!(
+            "; {unjudged} not applicable (no schema, no rule: see `schema-unknown-kind`)"
+        ));
+    }
+    if count > objects.len() {
+        line.push_str(&format!(
+            "; {} compiled",
+            super::plural(count - objects.len(), "blueprint")
+        ));
+    }
+    if diagnostics.iter().all(|d| !d.is_error()) {
+        line.push_str("; no errors");
+    }
+    line
 }
 
 /// The input files a command-line path stands for: a folder's YAML files, or the path itself
