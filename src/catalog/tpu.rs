@@ -640,7 +640,16 @@ enum Named {
 /// For `<prefix>-<number>` with a known prefix, the catalog name of that family whose size is
 /// nearest (`v4-33` → `v4-32`); spelling similarity would suggest `v4-3328`.
 fn nearest_size(name: &str) -> Option<String> {
-    let (prefix, number) = name.split_once('-')?;
+    // Spellings people use for a family (`tpu-v4-32`, `v5e-16`, `v5-lite-16`, `TPU7X-8`).
+    let lower = name.to_ascii_lowercase();
+    let name = lower.strip_prefix("tpu-").unwrap_or(&lower);
+    let (prefix, number) = name.rsplit_once('-')?;
+    let prefix = match prefix {
+        "v5e" | "v5lite" | "v5-lite" | "v5litepod" | "v5-litepod" => "v5litepod",
+        "v6" | "v6e" | "trillium" => "v6e",
+        "v7" | "v7x" | "tpu7x" | "ironwood" => "tpu7x",
+        other => other,
+    };
     let wanted: u64 = number.parse().ok()?;
     CANONICAL_NAMES
         .iter()
@@ -793,6 +802,19 @@ mod tests {
             resolved.chips(),
             "{name}"
         );
+    }
+
+    #[test]
+    fn suggests_the_family_people_mean() {
+        let suggestion = |name: &str| match parse_name(name) {
+            Err(TpuTypeError::Unknown { suggestion, .. }) => suggestion,
+            Err(other) => panic!("{name}: {other}"),
+            Ok(_) => panic!("{name} is a catalog name"),
+        };
+        assert_eq!(suggestion("v5e-16").as_deref(), Some("v5litepod-16"));
+        assert_eq!(suggestion("tpu-v4-32").as_deref(), Some("v4-32"));
+        assert_eq!(suggestion("v4-33").as_deref(), Some("v4-32"));
+        assert_eq!(suggestion("V6E-8").as_deref(), Some("v6e-8"));
     }
 
     #[test]
