@@ -157,12 +157,16 @@ pub struct ClusterOptions<'s> {
 pub struct CpuPoolDefaults<'s> {
     /// GKE node pool name.
     pub name: &'s str,
+    /// Blueprint field of the pool's spec, for findings (e.g. `spec.cluster.cpuPool`).
+    pub field: &'s str,
     /// Machine type.
     pub machine_type: &'s str,
     /// Size when the spec sets none.
     pub scale: Scale,
     /// Boot disk size.
     pub disk_size_gb: Option<u32>,
+    /// Node labels (workloads select the pool with them).
+    pub labels: &'s [(&'s str, &'s str)],
 }
 
 /// Rule ids of the findings this module reports.
@@ -644,7 +648,8 @@ impl Gcp {
         })
     }
 
-    /// Plans the CPU node pool of a cluster this blueprint creates.
+    /// Plans a CPU node pool (fixed or autoscaling) in a cluster this blueprint creates or
+    /// borrows; a kind may plan several (system, proxies, auxiliary work).
     pub fn cpu_pool(
         &mut self,
         planner: &mut Planner<'_>,
@@ -653,8 +658,7 @@ impl Gcp {
         defaults: CpuPoolDefaults<'_>,
         service_account: &AccountHandle,
     ) {
-        let field = "spec.cluster.cpuPool";
-        let scale = scale_of(planner, spec, field, defaults.scale);
+        let scale = scale_of(planner, spec, defaults.field, defaults.scale);
         let machine_type = spec
             .machine_type
             .clone()
@@ -668,7 +672,11 @@ impl Gcp {
             disk_size_gb: spec.disk_size_gb.or(defaults.disk_size_gb),
             spot: spec.spot,
             service_account,
-            labels: BTreeMap::from([("default-node-pool".to_string(), "true".to_string())]),
+            labels: defaults
+                .labels
+                .iter()
+                .map(|(key, value)| ((*key).to_string(), (*value).to_string()))
+                .collect(),
             taints: Vec::new(),
             placement: None,
             guest_accelerators: Vec::new(),

@@ -449,9 +449,11 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             &spec.cluster.cpu_pool,
             CpuPoolDefaults {
                 name: "cpu-pool",
+                field: "spec.cluster.cpuPool",
                 machine_type: "n1-standard-4",
                 scale: Scale::Fixed { nodes: 3 },
                 disk_size_gb: Some(200),
+                labels: &[("default-node-pool", "true")],
             },
             &node_account,
         );
