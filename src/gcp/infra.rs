@@ -191,6 +191,15 @@ pub struct ClusterPlan {
 }
 
 /// A node taint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TaintSpec<'s> {
+    /// Key.
+    pub key: &'s str,
+    /// Value.
+    pub value: &'s str,
+}
+
+/// A node taint.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Taint {
     /// Key.
@@ -347,15 +356,30 @@ pub struct RegistryPlan {
 pub struct TopicPlan {
     /// Metadata.
     pub meta: Meta,
+    /// Message schema, with messages encoded as JSON.
+    pub schema: Option<Ref>,
 }
 
 /// Where a subscription writes: a BigQuery table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct BigQueryDelivery {
-    /// `project.dataset.table`.
-    pub table: String,
-    /// Write each message field to the table column of the same name.
-    pub use_table_schema: bool,
+    /// The table.
+    pub table: Ref,
+    /// Write each field of the topic's schema to the column of the same name.
+    pub use_topic_schema: bool,
+    /// Also write the subscription name, message id, publish time and attributes.
+    pub write_metadata: bool,
+}
+
+/// `PubSubSchema`: the message schema of a topic.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MessageSchemaPlan {
+    /// Metadata.
+    pub meta: Meta,
+    /// `PROTOCOL_BUFFER` or `AVRO`.
+    pub schema_type: String,
+    /// The schema text.
+    pub definition: String,
 }
 
 /// `PubSubSubscription`.
@@ -432,6 +456,8 @@ pub struct Infrastructure {
     pub buckets: Vec<BucketPlan>,
     /// Artifact Registry repositories.
     pub registries: Vec<RegistryPlan>,
+    /// Pub/Sub message schemas.
+    pub message_schemas: Vec<MessageSchemaPlan>,
     /// Pub/Sub topics.
     pub topics: Vec<TopicPlan>,
     /// Pub/Sub subscriptions.
@@ -455,6 +481,7 @@ impl Infrastructure {
             && self.iam_members.is_empty()
             && self.buckets.is_empty()
             && self.registries.is_empty()
+            && self.message_schemas.is_empty()
             && self.topics.is_empty()
             && self.subscriptions.is_empty()
             && self.datasets.is_empty()

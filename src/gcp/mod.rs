@@ -116,6 +116,45 @@ impl BucketHandle {
     pub fn url(&self) -> String {
         format!("gs://{}", self.name)
     }
+
+    /// The bucket as the resource of an IAM binding.
+    #[must_use]
+    pub fn iam_target(&self) -> IamTarget {
+        IamTarget {
+            label: self.name.clone(),
+            resource: IamResource {
+                api_version: Some(format!("storage.{CNRM}/v1beta1")),
+                kind: "StorageBucket".into(),
+                reference: self.reference.clone(),
+            },
+            dependency: self.dependency.clone(),
+        }
+    }
+}
+
+/// A resource IAM bindings can be on.
+#[derive(Clone, Debug)]
+pub struct IamTarget {
+    /// Short text for binding object names.
+    label: String,
+    resource: IamResource,
+    dependency: Option<Dependency>,
+}
+
+impl TopicHandle {
+    /// The topic as the resource of an IAM binding.
+    #[must_use]
+    pub fn iam_target(&self) -> IamTarget {
+        IamTarget {
+            label: self.name.clone(),
+            resource: IamResource {
+                api_version: Some(format!("pubsub.{CNRM}/v1beta1")),
+                kind: "PubSubTopic".into(),
+                reference: self.reference.clone(),
+            },
+            dependency: self.dependency.clone(),
+        }
+    }
 }
 
 /// A created-or-referenced Artifact Registry repository.
@@ -167,6 +206,8 @@ pub struct CpuPoolDefaults<'s> {
     pub disk_size_gb: Option<u32>,
     /// Node labels (workloads select the pool with them).
     pub labels: &'s [(&'s str, &'s str)],
+    /// `NO_SCHEDULE` taints that keep other pods off the pool.
+    pub taints: &'s [TaintSpec<'s>],
 }
 
 /// Rule ids of the findings this module reports.
@@ -677,7 +718,15 @@ impl Gcp {
                 .iter()
                 .map(|(key, value)| ((*key).to_string(), (*value).to_string()))
                 .collect(),
-            taints: Vec::new(),
+            taints: defaults
+                .taints
+                .iter()
+                .map(|taint| Taint {
+                    key: taint.key.to_string(),
+                    value: taint.value.to_string(),
+                    effect: "NO_SCHEDULE".into(),
+                })
+                .collect(),
             placement: None,
             guest_accelerators: Vec::new(),
         });
@@ -813,22 +862,41 @@ impl Gcp {
 
     /// Grants `role` on `bucket` to `account`.
     pub fn bucket_role(&mut self, bucket: &BucketHandle, account: &AccountHandle, role: &str) {
+        self.grant(&bucket.iam_target(), account, role);
+    }
+
+    /// Grants `role` on a resource to `account`.
+    pub fn grant(&mut self, target: &IamTarget, account: &AccountHandle, role: &str) {
         let name = format!(
             "{}-{}-{}-{}",
             self.blueprint,
             account.label,
-            bucket.name.replace(['_', '.'], "-"),
+            target.label.replace(['_', '.'], "-").to_lowercase(),
             names::role_slug(role)
         );
-        let depends_on = account.dependency.iter().chain(&bucket.dependency).cloned();
+        let depends_on = account.dependency.iter().chain(&target.dependency).cloned();
         self.infra.iam_members.push(IamMemberPlan {
             meta: Meta::new(name, depends_on),
             member: account.member(),
             role: role.to_string(),
+            resource: target.resource.clone(),
+        });
+    }
+
+    /// Grants `role` on the project to a principal that is no service account of the
+    /// blueprint (a Google service agent); `label` names the binding object.
+    pub fn project_role_for(&mut self, principal: &str, label: &str, role: &str) {
+        let name = format!("{}-{label}-{}", self.blueprint, names::role_slug(role));
+        self.infra.iam_members.push(IamMemberPlan {
+            meta: Meta::new(name, []),
+            member: Member::Principal {
+                member: principal.to_string(),
+            },
+            role: role.to_string(),
             resource: IamResource {
-                api_version: Some(format!("storage.{CNRM}/v1beta1")),
-                kind: "StorageBucket".into(),
-                reference: bucket.reference.clone(),
+                api_version: None,
+                kind: "Project".into(),
+                reference: Ref::external(format!("projects/{}", self.project)),
             },
         });
     }
@@ -960,13 +1028,14 @@ impl Gcp {
         RegistryHandle { url }
     }
 
-    /// Plans a Pub/Sub topic.
+    /// Plans a Pub/Sub topic, with a message schema (`PROTOCOL_BUFFER` text) when given.
     pub fn topic(
         &mut self,
         planner: &mut Planner<'_>,
         spec: &TopicSpec,
         field: &str,
         default_name: &str,
+        schema: Option<&str>,
     ) -> TopicHandle {
         let name = named(
             planner,
@@ -985,17 +1054,31 @@ impl Gcp {
             };
         }
         let api = self.api("pubsub.googleapis.com");
+        let object = object_name(&name);
+        let mut depends_on = vec![api.clone()];
+        let schema = schema.map(|definition| {
+            let schema_object = format!("{object}-schema");
+            depends_on.push(self.dependency("pubsub", "PubSubSchema", &schema_object));
+            self.infra.message_schemas.push(MessageSchemaPlan {
+                meta: Meta::new(schema_object.clone(), [api]),
+                schema_type: "PROTOCOL_BUFFER".into(),
+                definition: definition.to_string(),
+            });
+            Ref::name(schema_object)
+        });
         self.infra.topics.push(TopicPlan {
-            meta: Meta::new(name.clone(), [api]),
+            meta: Meta::new(object.clone(), depends_on),
+            schema,
         });
         TopicHandle {
-            reference: Ref::name(name.clone()),
-            dependency: Some(self.dependency("pubsub", "PubSubTopic", &name)),
+            reference: Ref::name(object.clone()),
+            dependency: Some(self.dependency("pubsub", "PubSubTopic", &object)),
             name,
         }
     }
 
-    /// Plans a subscription of `topic` that writes each message into `table` of `dataset`.
+    /// Plans a subscription of `topic` that writes each message into `table` of `dataset`,
+    /// field by field along the topic's schema, with the message metadata.
     pub fn bigquery_subscription(
         &mut self,
         name: &str,
@@ -1003,19 +1086,25 @@ impl Gcp {
         dataset: &DatasetHandle,
         table: &str,
     ) {
+        let table_object = table_object_name(dataset, table);
         let mut depends_on: Vec<Dependency> = topic.dependency.iter().cloned().collect();
         depends_on.extend(dataset.dependency.clone());
-        depends_on.push(self.dependency(
-            "bigquery",
-            "BigQueryTable",
-            &table_object_name(dataset, table),
-        ));
+        let table_ref = if dataset.dependency.is_some() {
+            depends_on.push(self.dependency("bigquery", "BigQueryTable", &table_object));
+            Ref::name(table_object)
+        } else {
+            Ref::external(format!(
+                "projects/{}/datasets/{}/tables/{table}",
+                self.project, dataset.name
+            ))
+        };
         self.infra.subscriptions.push(SubscriptionPlan {
             meta: Meta::new(name, depends_on),
             topic: topic.reference.clone(),
             bigquery: Some(BigQueryDelivery {
-                table: format!("{}.{}.{table}", self.project, dataset.name),
-                use_table_schema: true,
+                table: table_ref,
+                use_topic_schema: true,
+                write_metadata: true,
             }),
         });
     }
@@ -1356,7 +1445,26 @@ mod tests {
             );
             gcp.bucket_role(&bucket, &nodes, "roles/storage.objectViewer");
             gcp.registry(planner, &RegistrySpec::default(), "spec.registry", "Images");
-            let topic = gcp.topic(planner, &TopicSpec::default(), "spec.topic", "metrics");
+            let topic = gcp.topic(
+                planner,
+                &TopicSpec::default(),
+                "spec.topic",
+                "metrics",
+                Some("syntax = \"proto3\";\nmessage Metrics { string test_id = 1; }\n"),
+            );
+            let publisher = gcp.service_account(
+                planner,
+                &ServiceAccountSpec::default(),
+                "spec.b",
+                "wi",
+                "Workloads",
+            );
+            gcp.grant(&topic.iam_target(), &publisher, "roles/pubsub.publisher");
+            gcp.project_role_for(
+                "serviceAccount:service-123@gcp-sa-pubsub.iam.gserviceaccount.com",
+                "pubsub-agent",
+                "roles/bigquery.dataEditor",
+            );
             let dataset = gcp.dataset(
                 planner,
                 &DatasetSpec::default(),
@@ -1376,6 +1484,15 @@ mod tests {
         });
         assert!(findings.is_empty(), "{findings:?}");
         let documents = crate::yaml::parse_documents(&text).unwrap();
+        // Every macro's output is what Config Connector accepts.
+        let schemas = crate::schema::Schemas::embedded();
+        let options = crate::schema::CheckOptions { strict: true };
+        for document in &documents {
+            let object = crate::validate::Object::from_node("config-connector.yaml", document)
+                .expect("an object");
+            let problems = schemas.check_with_source(&object, &text, &options);
+            assert!(problems.is_empty(), "{}: {problems:#?}", object.id);
+        }
         let mut kinds: Vec<&str> = documents
             .iter()
             .filter_map(|d| d.get("kind").and_then(crate::yaml::Node::as_str))
@@ -1394,6 +1511,7 @@ mod tests {
                 "ContainerNodePool",
                 "IAMPolicyMember",
                 "IAMServiceAccount",
+                "PubSubSchema",
                 "PubSubSubscription",
                 "PubSubTopic",
                 "Service",

@@ -454,6 +454,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
                 scale: Scale::Fixed { nodes: 3 },
                 disk_size_gb: Some(200),
                 labels: &[("default-node-pool", "true")],
+                taints: &[],
             },
             &node_account,
         );
