@@ -45,6 +45,9 @@ struct Facts {
     single_host_machines: &'static [TpuMachine],
     /// Node pool placement of multi-host slices.
     multi_host_placement: Placement,
+    /// High-bandwidth memory per chip, in GB (the Cloud TPU system architecture pages:
+    /// cloud.google.com/tpu/docs/v4, v5e, v5p, v6e and tpu7x).
+    hbm_gb: u32,
 }
 
 /// Which topologies a family offers.
@@ -92,6 +95,7 @@ static V4_FACTS: Facts = Facts {
     },
     single_host_machines: &[],
     multi_host_placement: Placement::Compact,
+    hbm_gb: 32,
 };
 
 static V5E_FACTS: Facts = Facts {
@@ -118,6 +122,7 @@ static V5E_FACTS: Facts = Facts {
         },
     ],
     multi_host_placement: Placement::Compact,
+    hbm_gb: 16,
 };
 
 static V5P_FACTS: Facts = Facts {
@@ -137,6 +142,7 @@ static V5P_FACTS: Facts = Facts {
     },
     single_host_machines: &[],
     multi_host_placement: Placement::Compact,
+    hbm_gb: 95,
 };
 
 static V6E_FACTS: Facts = Facts {
@@ -163,6 +169,7 @@ static V6E_FACTS: Facts = Facts {
         },
     ],
     multi_host_placement: Placement::Compact,
+    hbm_gb: 32,
 };
 
 static TPU7X_FACTS: Facts = Facts {
@@ -187,6 +194,7 @@ static TPU7X_FACTS: Facts = Facts {
     }],
     // GKE refuses COMPACT placement for tpu7x-standard-4t managed instance groups.
     multi_host_placement: Placement::WorkloadPolicy,
+    hbm_gb: 192,
 };
 
 /// A family's legal topologies, computed once: v4, v5p and tpu7x have hundreds.
@@ -488,6 +496,14 @@ impl TpuFamily {
             topology,
             host,
         }
+    }
+}
+
+impl TpuFamily {
+    /// High-bandwidth memory per chip, in GB.
+    #[must_use]
+    pub fn hbm_gb(self) -> u32 {
+        self.facts().hbm_gb
     }
 }
 

@@ -213,6 +213,54 @@ pub struct CpuPoolDefaults<'s> {
 /// Rule ids of the findings this module reports.
 pub use crate::plan::rule;
 
+/// GKE cluster names have at most 40 characters.
+const CLUSTER_NAME_MAX: usize = 40;
+
+/// The name of the cluster a blueprint creates or names (default: the blueprint's name).
+#[must_use]
+pub fn cluster_name(spec: &ClusterSpec, blueprint: &str) -> String {
+    spec.name
+        .clone()
+        .unwrap_or_else(|| names::derived(blueprint, "", 1, CLUSTER_NAME_MAX))
+}
+
+/// What a blueprint exports about its cluster, from its spec alone: the cluster it creates or
+/// names (at `spec.cluster.location`, else `default_location`), or the blueprint whose cluster
+/// it runs on. Kinds add their services.
+#[must_use]
+pub fn cluster_exports(
+    blueprint: &str,
+    project: &str,
+    config_connector: &ConfigConnectorSpec,
+    cluster: &ClusterSpec,
+    region: &str,
+    default_location: &str,
+) -> crate::plan::Exports {
+    if let Some(owner) = &cluster.blueprint {
+        return crate::plan::Exports {
+            cluster_of: Some(owner.clone()),
+            ..crate::plan::Exports::default()
+        };
+    }
+    crate::plan::Exports {
+        cluster: Some(crate::plan::ClusterExport {
+            project: project.to_string(),
+            name: cluster_name(cluster, blueprint),
+            location: cluster
+                .location
+                .clone()
+                .unwrap_or_else(|| default_location.to_string()),
+            region: region.to_string(),
+            config_connector_namespace: config_connector
+                .namespace
+                .clone()
+                .unwrap_or_else(|| project.to_string()),
+            managed: !cluster.existing,
+        }),
+        ..crate::plan::Exports::default()
+    }
+}
+
 /// Plans one blueprint's GCP objects.
 #[derive(Debug)]
 pub struct Gcp {
@@ -480,13 +528,9 @@ impl Gcp {
         if let Some(other) = &spec.blueprint {
             return self.borrowed_cluster(planner, spec, network, other);
         }
-        // GKE cluster names have at most 40 characters.
-        let name = spec
-            .name
-            .clone()
-            .unwrap_or_else(|| names::derived(&self.blueprint, "", 1, 40));
+        let name = cluster_name(spec, &self.blueprint);
         planner.check_name(rule::GKE_NAME, "spec.cluster.name", &name, |n| {
-            names::limited(n, 40)
+            names::limited(n, CLUSTER_NAME_MAX)
         });
         let location = spec
             .location
@@ -704,10 +748,17 @@ impl Gcp {
             .machine_type
             .clone()
             .unwrap_or_else(|| defaults.machine_type.to_string());
+        // A regional cluster would put a pool's nodes in each of its zones (three times the
+        // count asked for): CPU pools stay in the blueprint's zone.
+        let node_locations = if names::zone(&cluster.location).is_ok() {
+            Vec::new()
+        } else {
+            vec![self.zone.clone()]
+        };
         self.node_pool(NodePoolInput {
             resource_id: defaults.name.to_string(),
             cluster,
-            node_locations: Vec::new(),
+            node_locations,
             scale,
             machine_type,
             disk_size_gb: spec.disk_size_gb.or(defaults.disk_size_gb),
@@ -742,9 +793,30 @@ impl Gcp {
         service_account: &AccountHandle,
         labels: &BTreeMap<String, String>,
     ) -> Vec<String> {
+        self.slice_pools(
+            cluster,
+            tpu,
+            tpu.slices,
+            tpu.slices > 1,
+            service_account,
+            labels,
+        )
+    }
+
+    /// Plans `count` node pools of one slice each. `multislice` marks them as one multislice
+    /// group (the reference's labels); independent serving replicas are not one.
+    pub fn slice_pools(
+        &mut self,
+        cluster: &ClusterHandle,
+        tpu: &TpuPlan,
+        count: u32,
+        multislice: bool,
+        service_account: &AccountHandle,
+        labels: &BTreeMap<String, String>,
+    ) -> Vec<String> {
         let _tpu_api = self.api("tpu.googleapis.com");
         let mut pool_names = Vec::new();
-        for index in 0..tpu.slices {
+        for index in 0..count {
             let suffix = format!("-slice-{index}");
             // Pool names are unique per cluster: on a shared cluster they carry the blueprint.
             let resource_id = if cluster.borrowed {
@@ -753,10 +825,10 @@ impl Gcp {
                 format!("tpu{suffix}")
             };
             let mut pool_labels = labels.clone();
-            if tpu.slices > 1 {
+            if multislice {
                 // The reference's multislice group labels, so tooling that reads them works.
                 pool_labels.insert("MultisliceGroup".into(), self.blueprint.clone());
-                pool_labels.insert("MultisliceGroupSize".into(), tpu.slices.to_string());
+                pool_labels.insert("MultisliceGroupSize".into(), count.to_string());
             }
             self.node_pool(NodePoolInput {
                 resource_id: resource_id.clone(),

@@ -34,6 +34,20 @@ pub struct Overlay {
 }
 
 impl Overlay {
+    /// The overlay most kinds render: the GCP objects of `infra`, and the workload cluster's
+    /// objects from the kind's template `template` (e.g. `sax/workload.yaml`) with `workload`.
+    pub fn with_workload(
+        blueprint: &Blueprint<'_>,
+        infra: &Infrastructure,
+        template: &str,
+        workload: &impl Serialize,
+    ) -> Result<Self, TemplateError> {
+        let mut overlay = Self::default();
+        overlay.add_infrastructure(blueprint, infra)?;
+        overlay.add_target(Plane::Workload, blueprint, render(template, workload)?)?;
+        Ok(overlay)
+    }
+
     /// Adds the target folder for `plane`: its `kustomization.yaml` and the objects in
     /// `resources` (a YAML stream rendered by templates).
     pub fn add_target(

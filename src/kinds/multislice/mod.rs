@@ -25,9 +25,8 @@ use crate::gcp::spec::{
     BucketSpec, ClusterSpec, ConfigConnectorSpec, NetworkSpec, ServiceAccountSpec,
 };
 use crate::gcp::{self, Addons, ClusterOptions, CpuPoolDefaults, Gcp, Infrastructure, Scale};
-use crate::manifest::Plane;
-use crate::overlay::{self, Overlay, TemplateError};
-use crate::plan::{ClusterExport, Exports, Planner};
+use crate::overlay::{Overlay, TemplateError};
+use crate::plan::{Exports, Planner};
 
 /// The `MultisliceTraining` kind.
 pub struct MultisliceTraining;
@@ -251,36 +250,16 @@ impl TypedKind for MultisliceTraining {
         "TPU training with JobSet and Kueue across one or more slices, with its GKE cluster";
 
     fn exports(spec: &Spec, blueprint: &Blueprint<'_>) -> Exports {
-        if let Some(owner) = &spec.cluster.blueprint {
-            return Exports {
-                cluster_of: Some(owner.clone()),
-                ..Exports::default()
-            };
-        }
-        let region = spec
-            .region
-            .clone()
-            .unwrap_or_else(|| DEFAULT_REGION.to_string());
+        let region = spec.region.as_deref().unwrap_or(DEFAULT_REGION);
         let zone = spec.zone.clone().unwrap_or_else(|| format!("{region}-b"));
-        Exports {
-            cluster: Some(ClusterExport {
-                project: spec.project.clone(),
-                name: spec
-                    .cluster
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| gcp::names::derived(blueprint.name, "", 1, 40)),
-                location: spec.cluster.location.clone().unwrap_or(zone),
-                region,
-                config_connector_namespace: spec
-                    .config_connector
-                    .namespace
-                    .clone()
-                    .unwrap_or_else(|| spec.project.clone()),
-                managed: !spec.cluster.existing,
-            }),
-            ..Exports::default()
-        }
+        gcp::cluster_exports(
+            blueprint.name,
+            &spec.project,
+            &spec.config_connector,
+            &spec.cluster,
+            region,
+            &zone,
+        )
     }
 
     fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
@@ -288,11 +267,12 @@ impl TypedKind for MultisliceTraining {
     }
 
     fn overlay(plan: &Plan, blueprint: &Blueprint<'_>) -> Result<Overlay, TemplateError> {
-        let mut overlay = Overlay::default();
-        overlay.add_infrastructure(blueprint, &plan.infra)?;
-        let workload = overlay::render("multislice/workload.yaml", &plan.workload)?;
-        overlay.add_target(Plane::Workload, blueprint, workload)?;
-        Ok(overlay)
+        Overlay::with_workload(
+            blueprint,
+            &plan.infra,
+            "multislice/workload.yaml",
+            &plan.workload,
+        )
     }
 
     fn describe(plan: &Plan) -> String {
