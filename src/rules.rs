@@ -1,7 +1,8 @@
 //! Every rule the tool reports, and its documentation.
 //!
 //! Rules live with the stage that checks them: input and envelope rules in
-//! [`crate::blueprint`], blueprint-level rules in [`crate::plan`], schema rules in
+//! [`crate::blueprint`], blueprint-level rules in [`crate::plan`] (shared) and in each kind
+//! ([`crate::kinds::Kind::rules`]), schema rules in
 //! [`crate::schema`], manifest rules in [`crate::validate`]. Each is documented by
 //! `docs/rules/<rule-id>.md` (embedded at build time), with the same headings everywhere: what
 //! the rule protects against, the GKE or Kubernetes behaviour behind it (with a link), an
@@ -55,11 +56,18 @@ pub enum Stage {
 #[must_use]
 pub fn all() -> Vec<(Stage, Rule)> {
     let mut rules: Vec<(Stage, Rule)> = Vec::new();
+    let kinds = crate::kinds::Registry::builtin();
+    let kind_rules: Vec<Rule> = kinds
+        .iter()
+        .flat_map(|kind| kind.rules())
+        .copied()
+        .collect();
     let stages = crate::validate::RULES
         .iter()
         .map(|r| (Stage::Manifest, *r))
         .chain(crate::schema::RULES.iter().map(|r| (Stage::Schema, *r)))
         .chain(crate::plan::RULES.iter().map(|r| (Stage::Blueprint, *r)))
+        .chain(kind_rules.into_iter().map(|r| (Stage::Blueprint, r)))
         .chain(crate::blueprint::RULES.iter().map(|r| (Stage::Input, *r)));
     for (stage, rule) in stages {
         if !rules.iter().any(|(_, known)| known.id == rule.id) {
@@ -82,6 +90,18 @@ pub fn doc(id: &str) -> Option<&'static str> {
     DOCS.binary_search_by(|(doc_id, _)| (*doc_id).cmp(id))
         .ok()
         .map(|index| DOCS[index].1)
+}
+
+/// The YAML example under the `## Fails` heading of the rule's doc, which the tests run to
+/// prove that the rule reports it.
+#[must_use]
+pub fn failing_example(id: &str) -> Option<&'static str> {
+    let doc = doc(id)?;
+    let fails = &doc[doc.find("\n## Fails\n")?..];
+    let fails = &fails[..fails[1..].find("\n## ").map_or(fails.len(), |end| end + 1)];
+    let start = fails.find("```yaml\n")? + "```yaml\n".len();
+    let end = fails[start..].find("```")?;
+    Some(&fails[start..start + end])
 }
 
 /// How a finding names its rule's doc.

@@ -4,7 +4,8 @@
 //! Each fixture is a blueprints file. `err_<rule-id>[_<case>].yaml` must produce at least one
 //! finding of that rule, pointed at the fixture (file and line), and no error of another rule
 //! unless a `# also: <rule-id>, …` line allows it; the findings as a person sees them are
-//! snapshotted. Every rule in `aiml::plan::RULES` must have an `err_` fixture.
+//! snapshotted. Every blueprint-level rule (shared, or a kind's own) must have an `err_` fixture,
+//! and the blueprint under its doc's `## Fails` must fail with it.
 
 use std::collections::BTreeSet;
 
@@ -80,8 +81,8 @@ fn every_fixture_finds_its_rule_at_the_blueprint_line() {
             insta::assert_snapshot!("blueprint_rule", render_human(&found, &lookup, false));
         });
     }
-    let missing: Vec<&str> = aiml::plan::RULES
-        .iter()
+    let missing: Vec<&str> = blueprint_rules()
+        .into_iter()
         .map(|rule| rule.id)
         .filter(|id| !covered.contains(*id) && !UNIT_TESTED.contains(id))
         .collect();
@@ -91,15 +92,53 @@ fn every_fixture_finds_its_rule_at_the_blueprint_line() {
     );
 }
 
+/// Every rule planning reports: the shared ones and each kind's own.
+fn blueprint_rules() -> Vec<aiml::rules::Rule> {
+    aiml::rules::all()
+        .into_iter()
+        .filter(|(stage, _)| *stage == aiml::rules::Stage::Blueprint)
+        .map(|(_, rule)| rule)
+        .collect()
+}
+
+/// The docs of blueprint rules show a whole blueprint that fails with the rule, so that they
+/// cannot drift from what planning does. (Rules reached only through a manifest show a
+/// manifest instead; `validate_rules` checks those.)
+#[test]
+fn every_blueprint_rule_doc_example_fails_with_its_rule() {
+    let mut problems = Vec::new();
+    for rule in blueprint_rules() {
+        if UNIT_TESTED.contains(&rule.id) {
+            continue;
+        }
+        let Some(example) = aiml::rules::failing_example(rule.id) else {
+            problems.push(format!("{}: no YAML example under `## Fails`", rule.id));
+            continue;
+        };
+        if !example.contains("apiVersion: aiml.dev/") {
+            continue;
+        }
+        let found = findings("example.yaml", example);
+        if !found.iter().any(|d| d.rule == rule.id) {
+            let rules: Vec<&str> = found.iter().map(|d| d.rule.as_str()).collect();
+            problems.push(format!(
+                "{}: the example does not fail with it (found {rules:?})",
+                rule.id
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 #[test]
 fn blueprint_rule_ids_are_unique_kebab_case() {
     let mut seen = BTreeSet::new();
-    for aiml::rules::Rule { id, summary } in aiml::plan::RULES {
+    for aiml::rules::Rule { id, summary } in blueprint_rules() {
         assert!(
             id.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
             "{id}"
         );
-        assert!(seen.insert(*id), "{id} twice");
+        assert!(seen.insert(id), "{id} twice");
         assert!(!summary.is_empty());
     }
 }

@@ -14,6 +14,7 @@
 //! `templates/`, and one `register` line in [`Registry::builtin`].
 
 pub mod multislice;
+pub mod sax;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -31,6 +32,8 @@ pub trait Kind: Send + Sync {
     fn summary(&self) -> &str;
     /// JSON Schema of `spec`, for editors and docs.
     fn spec_schema(&self) -> serde_json::Value;
+    /// Rules only this kind checks, beyond the shared blueprint rules of [`crate::plan`].
+    fn rules(&self) -> &'static [crate::rules::Rule];
     /// Phase 1: reads `spec` strictly. Errors are malformed input.
     fn read(&self, blueprint: &Blueprint<'_>) -> Result<Box<dyn Spec>, Diagnostic>;
 }
@@ -63,6 +66,8 @@ pub trait TypedKind: Send + Sync + 'static {
     const NAME: &'static str;
     /// One line for listings.
     const SUMMARY: &'static str;
+    /// Rules only this kind checks; each needs `docs/rules/<id>.md`.
+    const RULES: &'static [crate::rules::Rule] = &[];
     /// What a blueprint of this kind exports.
     fn exports(spec: &Self::Spec, blueprint: &Blueprint<'_>) -> Exports;
     /// Plans the blueprint; `None` when findings in `planner` stop it.
@@ -89,6 +94,10 @@ impl<K: TypedKind> Kind for Typed<K> {
 
     fn spec_schema(&self) -> serde_json::Value {
         schemars::schema_for!(K::Spec).to_value()
+    }
+
+    fn rules(&self) -> &'static [crate::rules::Rule] {
+        K::RULES
     }
 
     fn read(&self, blueprint: &Blueprint<'_>) -> Result<Box<dyn Spec>, Diagnostic> {
@@ -145,6 +154,7 @@ impl Registry {
     pub fn builtin() -> Self {
         let mut registry = Self::empty();
         registry.register_typed::<multislice::MultisliceTraining>();
+        registry.register_typed::<sax::SaxServing>();
         registry
     }
 

@@ -130,6 +130,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         "multislice/workload.yaml",
         include_str!("../kinds/multislice/templates/workload.yaml"),
     ),
+    (
+        "sax/workload.yaml",
+        include_str!("../kinds/sax/templates/workload.yaml"),
+    ),
 ];
 
 /// The production template environment: strict undefined, JSON auto-escaping, block tags
