@@ -31,6 +31,7 @@ pub mod render;
 pub mod repo;
 pub mod rules;
 pub mod schema;
+pub mod secrets;
 pub mod validate;
 pub mod workspace;
 pub mod yaml;

@@ -300,6 +300,30 @@ impl<'a> Planner<'a> {
         self.push(diagnostic)
     }
 
+    /// Refuses credentials written anywhere in the blueprint: they belong in a Secret or Secret
+    /// Manager, referenced by name.
+    pub fn check_no_credentials(&mut self) {
+        let blueprint = self.blueprint;
+        for leak in crate::secrets::find(blueprint.node, "") {
+            let d = self.push(
+                Diagnostic::error(
+                    crate::secrets::RULE,
+                    format!(
+                        "`{}` holds {}: blueprints are committed, so the credential is leaked",
+                        leak.field, leak.what
+                    ),
+                )
+                .at(blueprint.file, leak.node.span)
+                .field(leak.field)
+                .object(blueprint.object_ref()),
+            );
+            d.fix = Some(
+                "revoke it, store it in a Kubernetes Secret or Secret Manager, and reference that"
+                    .into(),
+            );
+        }
+    }
+
     /// Records a finding made elsewhere (e.g. [`Blueprint::key_error_at`]).
     pub fn push(&mut self, diagnostic: Diagnostic) -> &mut Diagnostic {
         self.diagnostics.push(diagnostic);

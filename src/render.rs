@@ -270,6 +270,7 @@ fn compile_one(
     repository: &Repository,
 ) -> Result<(Option<kinds::Compiled>, Vec<Diagnostic>), RenderError> {
     let mut planner = Planner::new(&read.blueprint, repository);
+    planner.check_no_credentials();
     let compiled = read
         .spec
         .compile(&mut planner)

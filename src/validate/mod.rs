@@ -188,20 +188,26 @@ pub const RULES: &[Rule] = &[
         id: rule::KUEUE_COVERED_RESOURCES,
         summary: "a ClusterQueue covers every resource the pods queued to it request",
     },
+    Rule {
+        id: crate::secrets::RULE,
+        summary: "no credential is written in a blueprint or manifest (Secrets and tokens are referenced)",
+    },
 ];
 
 /// Whether any manifest rule reads `object`: workloads with pod templates (Pods, Deployments,
 /// ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs, JobSets, LeaderWorkerSets, KubeRay
 /// RayClusters, RayServices and RayJobs), Config Connector `ContainerNodePool`s, GKE
 /// `ComputeClass`es, Kueue `LocalQueue`s, `ClusterQueue`s and `ResourceFlavor`s, and any
-/// object queued to Kueue with `kueue.x-k8s.io/queue-name`. Every other object passes the
-/// rules unread, so a summary can count it as not applicable instead of checked.
+/// object queued to Kueue with `kueue.x-k8s.io/queue-name`, and `Secret`s. (Every object is
+/// also scanned for pasted credentials, which no summary needs to count.) Every other object
+/// passes the rules unread, so a summary can count it as not applicable instead of checked.
 #[must_use]
 pub fn applies_to(object: &Object<'_>) -> bool {
     model::workload::is_workload(object)
         || model::nodepool::is_node_pool(object)
         || model::accelerator::is_compute_class(object)
         || rules::kueue::reads(object)
+        || rules::secrets::reads(object)
 }
 
 /// Runs every rule over `objects` and returns the findings, sorted.
@@ -217,6 +223,7 @@ pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
     rules::nodepool::check(&pools, &mut out);
     rules::cross::check(&groups, &pools, &mut out);
     rules::kueue::check(objects, &groups, &mut out);
+    rules::secrets::check(objects, &mut out);
     diagnostic::sort(&mut out);
     out
 }

@@ -1,7 +1,7 @@
 //! The rule families, one module each: `tpu` and `gpu` (pods' selectors and requests),
 //! `jobset` (multislice JobSets), `placement` (each multi-host TPU slice on a slice of its own),
 //! `nodepool` (Config Connector node pools), `cross` (workloads against node pools) and `kueue`
-//! (queues, flavors and quota); plus `shared`, the finding builders several families use.
+//! (queues, flavors and quota), `secrets` (credentials written into any object); plus `shared`, the finding builders several families use.
 //!
 //! Each family reads the models of [`crate::validate::model`], `shared`, the catalog and
 //! diagnostics, and nothing else: no family imports another, so that a defect has one owner
@@ -14,5 +14,6 @@ pub(crate) mod jobset;
 pub(crate) mod kueue;
 pub(crate) mod nodepool;
 pub(crate) mod placement;
+pub(crate) mod secrets;
 pub(crate) mod shared;
 pub(crate) mod tpu;
