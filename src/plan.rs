@@ -29,6 +29,26 @@ pub struct Exports {
     /// Network endpoints it serves (serving blueprints).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<ServiceExport>,
+    /// The Pub/Sub topic its load tests publish request metrics to, when it has a sink.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics_topic: Option<TopicExport>,
+}
+
+/// A Pub/Sub topic another blueprint may publish to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TopicExport {
+    /// GCP project id.
+    pub project: String,
+    /// Topic id.
+    pub name: String,
+}
+
+impl TopicExport {
+    /// `projects/<project>/topics/<name>`.
+    #[must_use]
+    pub fn path(&self) -> String {
+        format!("projects/{}/topics/{}", self.project, self.name)
+    }
 }
 
 /// A cluster another blueprint may run on.
@@ -298,30 +318,6 @@ impl<'a> Planner<'a> {
         let mut diagnostic = self.blueprint.error_at(rule, field, message);
         diagnostic.severity = crate::diagnostic::Severity::Warning;
         self.push(diagnostic)
-    }
-
-    /// Refuses credentials written anywhere in the blueprint: they belong in a Secret or Secret
-    /// Manager, referenced by name.
-    pub fn check_no_credentials(&mut self) {
-        let blueprint = self.blueprint;
-        for leak in crate::secrets::find(blueprint.node, "") {
-            let d = self.push(
-                Diagnostic::error(
-                    crate::secrets::RULE,
-                    format!(
-                        "`{}` holds {}: blueprints are committed, so the credential is leaked",
-                        leak.field, leak.what
-                    ),
-                )
-                .at(blueprint.file, leak.node.span)
-                .field(leak.field)
-                .object(blueprint.object_ref()),
-            );
-            d.fix = Some(
-                "revoke it, store it in a Kubernetes Secret or Secret Manager, and reference that"
-                    .into(),
-            );
-        }
     }
 
     /// Records a finding made elsewhere (e.g. [`Blueprint::key_error_at`]).

@@ -10,6 +10,7 @@
 
 mod infra;
 pub mod names;
+mod sink;
 pub mod spec;
 
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ pub use infra::*;
 use crate::accelerator::{GpuPlan, TpuPlan};
 use crate::limits::MAX_NODES_PER_POOL;
 use crate::plan::Planner;
+pub use sink::{METRICS_PROTO, metrics_topic_export};
 use spec::{
     BucketSpec, ClusterSpec, ConfigConnectorSpec, DatasetSpec, NetworkSpec, NodePoolSpec,
     RegistrySpec, ReleaseChannel, ServiceAccountSpec, TopicSpec,
@@ -894,9 +896,16 @@ impl Gcp {
         } else {
             format!("{}-{}", self.blueprint, input.resource_id)
         };
+        // Pool names are unique per cluster: in a cluster other blueprints use too, a pool
+        // carries its blueprint's name (GKE allows 40 characters).
+        let resource_id = if input.cluster.owned || input.resource_id.starts_with(&self.blueprint) {
+            input.resource_id
+        } else {
+            names::derived(&self.blueprint, &format!("-{}", input.resource_id), 1, 40)
+        };
         self.infra.node_pools.push(NodePoolPlan {
             meta: Meta::new(name, depends_on),
-            resource_id: input.resource_id,
+            resource_id,
             location: input.cluster.location.clone(),
             node_locations: input.node_locations,
             cluster: input.cluster.reference.clone(),

@@ -157,5 +157,19 @@ pub struct DatasetSpec {
     pub location: Option<String>,
 }
 
+/// The Pub/Sub → BigQuery sink of load-test metrics.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MetricsSinkSpec {
+    /// Render the sink (the kind says the default).
+    pub enabled: Option<bool>,
+    /// The metrics topic.
+    #[serde(default)]
+    pub topic: TopicSpec,
+    /// The metrics dataset.
+    #[serde(default)]
+    pub dataset: DatasetSpec,
+}
+
 /// Labels written by people: keys and values are strings.
 pub type Labels = BTreeMap<String, String>;

@@ -126,6 +126,18 @@ impl<K: TypedKind> Spec for TypedSpec<K> {
     }
 }
 
+/// Who can reach a Service a kind renders; each kind chooses its default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Exposure {
+    /// A ClusterIP: reachable in the cluster only.
+    Cluster,
+    /// An internal passthrough load balancer: reachable from the VPC.
+    Internal,
+    /// A public load balancer: reachable from the internet.
+    Public,
+}
+
 /// The blueprint kinds known to this run, by name.
 pub struct Registry {
     kinds: Vec<Box<dyn Kind>>,

@@ -22,16 +22,16 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::TypedKind;
+use super::{Exposure, TypedKind};
 use crate::accelerator::{self, TpuPlan, TpuSpec, TpuSupport};
 use crate::blueprint::{Blueprint, check_dns_label};
 use crate::catalog::TpuFamily;
 use crate::gcp::spec::{
-    BucketSpec, ClusterSpec, ConfigConnectorSpec, DatasetSpec, NetworkSpec, NodePoolSpec,
-    RegistrySpec, ServiceAccountSpec, TopicSpec,
+    BucketSpec, ClusterSpec, ConfigConnectorSpec, MetricsSinkSpec, NetworkSpec, NodePoolSpec,
+    RegistrySpec, ServiceAccountSpec,
 };
 use crate::gcp::{
-    self, Addons, ClusterOptions, Column, CpuPoolDefaults, Gcp, Infrastructure, Scale, TaintSpec,
+    self, Addons, ClusterOptions, CpuPoolDefaults, Gcp, Infrastructure, Scale, TaintSpec,
 };
 use crate::overlay::{Overlay, TemplateError};
 use crate::plan::{Exports, Planner, ServiceExport};
@@ -92,7 +92,7 @@ pub struct Spec {
     registry: RegistrySpec,
     /// The Pub/Sub → BigQuery sink of load-test metrics.
     #[serde(default)]
-    performance_testing: PerformanceTesting,
+    performance_testing: MetricsSinkSpec,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -174,7 +174,7 @@ struct ProxySpec {
     /// Who can reach the proxy: `internal` (default: an internal load balancer, reachable
     /// from the VPC), `cluster` (a ClusterIP, reachable in the cluster only) or `public` (a
     /// public load balancer, with no authentication in front of the model).
-    expose: Option<Expose>,
+    expose: Option<Exposure>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
@@ -188,15 +188,6 @@ struct ProxyAutoscaling {
     cpu_utilization: Option<u32>,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum Expose {
-    Cluster,
-    #[default]
-    Internal,
-    Public,
-}
-
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Buckets {
@@ -206,19 +197,6 @@ struct Buckets {
     /// Meta and Pax checkpoints.
     #[serde(default)]
     checkpoints: BucketSpec,
-}
-
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct PerformanceTesting {
-    /// Render the sink (default `true`).
-    enabled: Option<bool>,
-    /// The metrics topic.
-    #[serde(default)]
-    topic: TopicSpec,
-    /// The metrics dataset.
-    #[serde(default)]
-    dataset: DatasetSpec,
 }
 
 /// Roles of the node service account: GKE's node role and image pulls.
@@ -234,33 +212,6 @@ const SERVICES: &[&str] = &[
     "monitoring.googleapis.com",
 ];
 
-/// The `Metrics` message load generators publish (the guide's `metrics.proto`), field for
-/// field the BigQuery table below.
-const METRICS_PROTO: &str = "syntax = \"proto3\";\n\nmessage Metrics {\n  string test_id = 1;\n  string request_type = 2;\n  string request_name = 3;\n  int32 response_length = 4;\n  float response_time = 5;\n  string start_time = 6;\n  string exception = 7;\n  optional string request = 8;\n  optional string response = 9;\n  optional string model_name = 10;\n  optional string model_method = 11;\n  optional string tokenizer = 12;\n  optional int32 num_output_tokens = 13;\n  optional int32 num_input_tokens = 14;\n  optional int32 model_response_time = 15;\n}\n";
-
-/// The guide's BigQuery table: the subscription's metadata, then the message's fields.
-const METRICS_COLUMNS: &[(&str, &str)] = &[
-    ("subscription_name", "STRING"),
-    ("message_id", "STRING"),
-    ("publish_time", "TIMESTAMP"),
-    ("attributes", "JSON"),
-    ("test_id", "STRING"),
-    ("request_type", "STRING"),
-    ("request_name", "STRING"),
-    ("response_length", "INT64"),
-    ("response_time", "FLOAT64"),
-    ("start_time", "DATETIME"),
-    ("exception", "STRING"),
-    ("request", "JSON"),
-    ("response", "JSON"),
-    ("model_name", "STRING"),
-    ("model_method", "STRING"),
-    ("tokenizer", "STRING"),
-    ("num_output_tokens", "INT64"),
-    ("num_input_tokens", "INT64"),
-    ("model_response_time", "INT64"),
-];
-
 /// Rule ids of this kind.
 pub mod rule {
     /// The model's weights do not fit the slice's memory.
@@ -270,6 +221,9 @@ pub mod rule {
     /// The model-server image is older than its serving configuration.
     pub const IMAGE_TOO_OLD: &str = "sax-image-too-old";
 }
+
+/// The proxy is reachable from the VPC unless the blueprint says otherwise.
+const PROXY_EXPOSURE: Exposure = Exposure::Internal;
 
 /// Port of the Saxml HTTP server (`sax-http`).
 const HTTP_PORT: u16 = 8_888;
@@ -335,7 +289,7 @@ struct ProxyPlan {
     min: u32,
     max: u32,
     cpu_utilization: u32,
-    expose: Expose,
+    expose: Exposure,
 }
 
 /// Labels and taints that keep each Saxml role on its pool.
@@ -389,6 +343,12 @@ impl TypedKind for SaxServing {
         let (region, _) = default_location(spec);
         Exports {
             services,
+            metrics_topic: gcp::metrics_topic_export(
+                blueprint.name,
+                &spec.project,
+                &spec.performance_testing,
+                true,
+            ),
             // A new cluster is regional.
             ..gcp::cluster_exports(
                 blueprint.name,
@@ -634,8 +594,10 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             addons: Addons {
                 gcs_fuse: true,
                 horizontal_pod_autoscaling: true,
-                http_load_balancing: spec.proxy.expose.unwrap_or_default() != Expose::Cluster,
-                managed_prometheus: false,
+                http_load_balancing: spec.proxy.expose.unwrap_or(PROXY_EXPOSURE)
+                    != Exposure::Cluster,
+                // Load tests on this cluster (and serving dashboards) scrape with it.
+                managed_prometheus: true,
             },
         },
         &node_account,
@@ -746,9 +708,15 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         "spec.registry",
         "Saxml and checkpoint-converter images",
     );
-    if spec.performance_testing.enabled.unwrap_or(true) {
-        performance_sink(spec, planner, &mut gcp, &name, &workload_account);
-    }
+    // Load tests of this blueprint publish here ([`Exports::metrics_topic`]); each grants
+    // its own publisher.
+    gcp.metrics_sink(
+        planner,
+        &spec.performance_testing,
+        "spec.performanceTesting",
+        true,
+        spec.project_number.as_deref(),
+    );
 
     let tpu = tpu?;
     let model = model?;
@@ -850,7 +818,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
                 min,
                 max,
                 cpu_utilization,
-                expose: spec.proxy.expose.unwrap_or_default(),
+                expose: spec.proxy.expose.unwrap_or(PROXY_EXPOSURE),
             },
             pools: PoolSelectors {
                 admin: ADMIN_POOL_KEY,
@@ -1063,79 +1031,6 @@ fn fits(planner: &mut Planner<'_>, model: &models::Model, tpu: &TpuPlan) -> bool
         return false;
     }
     true
-}
-
-/// The Pub/Sub → BigQuery sink of load-test metrics, and who may publish to it.
-fn performance_sink(
-    spec: &Spec,
-    planner: &mut Planner<'_>,
-    gcp: &mut Gcp,
-    name: &str,
-    publisher: &gcp::AccountHandle,
-) {
-    let base = name.replace('-', "_");
-    let topic = gcp.topic(
-        planner,
-        &spec.performance_testing.topic,
-        "spec.performanceTesting.topic",
-        &format!("{name}-metrics"),
-        Some(METRICS_PROTO),
-    );
-    let dataset = gcp.dataset(
-        planner,
-        &spec.performance_testing.dataset,
-        "spec.performanceTesting.dataset",
-        &format!("{base}_metrics"),
-    );
-    gcp.table(
-        &dataset,
-        "performance_metrics",
-        METRICS_COLUMNS
-            .iter()
-            .map(|(column, column_type)| Column {
-                name: (*column).to_string(),
-                column_type: (*column_type).to_string(),
-                mode: "NULLABLE".into(),
-            })
-            .collect(),
-    );
-    gcp.bigquery_subscription(
-        &format!("{name}-metrics-to-bigquery"),
-        &topic,
-        &dataset,
-        "performance_metrics",
-    );
-    // Load generators publish with the workload identity (the guide forgot this grant).
-    gcp.grant(&topic.iam_target(), publisher, "roles/pubsub.publisher");
-    // The Pub/Sub service agent writes the rows.
-    match &spec.project_number {
-        Some(number) if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) => {
-            let agent =
-                format!("serviceAccount:service-{number}@gcp-sa-pubsub.iam.gserviceaccount.com");
-            for role in ["roles/bigquery.dataEditor", "roles/bigquery.metadataViewer"] {
-                gcp.project_role_for(&agent, "pubsub-agent", role);
-            }
-        }
-        Some(number) => {
-            let d = planner.error(
-                gcp::rule::PROJECT_ID,
-                "spec.projectNumber",
-                format!("`{number}` is not a project number"),
-            );
-            d.expected = Some("the project's number: digits only".into());
-        }
-        None => {
-            let d = planner.error(
-                gcp::rule::PROJECT_ID,
-                "spec.performanceTesting",
-                "the BigQuery sink needs `spec.projectNumber` to grant the Pub/Sub service agent",
-            );
-            d.fix = Some(
-                "set `spec.projectNumber` (`gcloud projects describe <project> --format='value(projectNumber)'`), or `performanceTesting.enabled: false`"
-                    .into(),
-            );
-        }
-    }
 }
 
 /// Sax names: a lowercase letter, then lowercase letters, digits, `-` and `_`.
