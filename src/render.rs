@@ -234,6 +234,9 @@ fn read_all<'a>(
     let mut read = Vec::new();
     let mut unreadable = Vec::new();
     for blueprint in blueprints {
+        // Before the spec is read: a token pasted where a reference belongs is reported as a
+        // leak, even when it also breaks the spec's shape.
+        diagnostics.extend(blueprint.credential_findings());
         match blueprint.kind.read(&blueprint) {
             Ok(spec) => read.push(Read { blueprint, spec }),
             Err(diagnostic) => {
@@ -270,7 +273,6 @@ fn compile_one(
     repository: &Repository,
 ) -> Result<(Option<kinds::Compiled>, Vec<Diagnostic>), RenderError> {
     let mut planner = Planner::new(&read.blueprint, repository);
-    planner.check_no_credentials();
     let compiled = read
         .spec
         .compile(&mut planner)

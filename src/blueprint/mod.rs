@@ -269,6 +269,28 @@ impl<'a> Blueprint<'a> {
             .unwrap_or_default()
     }
 
+    /// Credentials written anywhere in the blueprint ([`crate::secrets`]): blueprints are
+    /// committed, so each is a leak; they belong in a Secret or Secret Manager, referenced.
+    #[must_use]
+    pub fn credential_findings(&self) -> Vec<Diagnostic> {
+        crate::secrets::find(self.node, "")
+            .into_iter()
+            .map(|leak| {
+                Diagnostic::error(
+                    crate::secrets::RULE,
+                    format!(
+                        "`{}` holds {}: blueprints are committed, so the credential is leaked",
+                        leak.field, leak.what
+                    ),
+                )
+                .at(self.file, leak.node.span)
+                .field(leak.field)
+                .object(self.object_ref())
+                .fix("revoke it, store it in a Kubernetes Secret or Secret Manager, and reference that")
+            })
+            .collect()
+    }
+
     /// A diagnostic pointing at the closest existing node to a dotted blueprint path.
     #[must_use]
     pub fn error_at(
