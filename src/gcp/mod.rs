@@ -143,6 +143,24 @@ pub struct IamTarget {
     dependency: Option<Dependency>,
 }
 
+impl IamTarget {
+    /// A resource made elsewhere, by its Config Connector group and kind and its external id:
+    /// e.g. (`secretmanager`, `SecretManagerSecret`, `projects/p/secrets/s`). `label` names
+    /// the binding objects.
+    #[must_use]
+    pub fn external(group: &str, kind: &str, external: impl Into<String>, label: &str) -> Self {
+        Self {
+            label: label.to_string(),
+            resource: IamResource {
+                api_version: Some(format!("{group}.{CNRM}/v1beta1")),
+                kind: kind.to_string(),
+                reference: Ref::external(external),
+            },
+            dependency: None,
+        }
+    }
+}
+
 impl TopicHandle {
     /// The topic as the resource of an IAM binding.
     #[must_use]

@@ -193,6 +193,13 @@ pub fn derived(base: &str, suffix: &str, min: usize, max: usize) -> String {
     shortened(&base, suffix, max)
 }
 
+/// A hash of `text` that never changes between runs or versions (FNV-1a), for name suffixes
+/// and change-detection annotations; not for security.
+#[must_use]
+pub fn stable_hash(text: &str) -> u64 {
+    fnv1a(text)
+}
+
 /// FNV-1a: a stable, dependency-free hash for name suffixes (not for security).
 fn fnv1a(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {

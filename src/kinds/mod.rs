@@ -13,6 +13,7 @@
 //! can join through the same interface. To add a kind: a module here with `spec`, `plan` and
 //! `templates/`, and one `register` line in [`Registry::builtin`].
 
+pub mod locust;
 pub mod multislice;
 pub mod sax;
 
@@ -167,6 +168,7 @@ impl Registry {
         let mut registry = Self::empty();
         registry.register_typed::<multislice::MultisliceTraining>();
         registry.register_typed::<sax::SaxServing>();
+        registry.register_typed::<locust::LocustBenchmark>();
         registry
     }
 

@@ -134,6 +134,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         "sax/workload.yaml",
         include_str!("../kinds/sax/templates/workload.yaml"),
     ),
+    (
+        "locust/workload.yaml",
+        include_str!("../kinds/locust/templates/workload.yaml"),
+    ),
 ];
 
 /// The production template environment: strict undefined, JSON auto-escaping, block tags

@@ -119,12 +119,16 @@ def count_tokens(text):
 
 
 def read_prompts(uri):
-    """Prompts from a gs:// object: JSON lines (a `prompt`, `text` or `question` field) or
-    plain lines."""
-    from google.cloud import storage
+    """Prompts from a gs:// object (or a local file, for trying the locustfile out): JSON
+    lines (a `prompt`, `text` or `question` field) or plain lines."""
+    if uri.startswith("gs://"):
+        from google.cloud import storage
 
-    bucket, _, name = uri.removeprefix("gs://").partition("/")
-    text = storage.Client().bucket(bucket).blob(name).download_as_text()
+        bucket, _, name = uri.removeprefix("gs://").partition("/")
+        text = storage.Client().bucket(bucket).blob(name).download_as_text()
+    else:
+        with open(uri, encoding="utf-8") as local:
+            text = local.read()
     found = []
     for line in text.splitlines():
         line = line.strip()
