@@ -108,6 +108,8 @@ pub mod rule {
     pub const GPU_TYPE_UNKNOWN: &str = "gpu-type-unknown";
     /// GPUs per node that the machine type cannot carry.
     pub const GPU_COUNT: &str = "gpu-count";
+    /// A machine type of a family that does not carry the GPU at all.
+    pub const GPU_MACHINE_TYPE: &str = "gpu-machine-type";
     /// A project id GCP would reject.
     pub const PROJECT_ID: &str = "gcp-project-id";
     /// A malformed region or zone, or a location outside the blueprint's region.
@@ -177,6 +179,10 @@ pub const RULES: &[crate::rules::Rule] = &[
     crate::rules::Rule {
         id: rule::GPU_COUNT,
         summary: "the GPU count fits the machine type",
+    },
+    crate::rules::Rule {
+        id: rule::GPU_MACHINE_TYPE,
+        summary: "`spec.gpu.machineType` is of a machine family that carries the GPU",
     },
     crate::rules::Rule {
         id: rule::PROJECT_ID,

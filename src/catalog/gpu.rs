@@ -293,6 +293,21 @@ impl Gpu {
         }
     }
 
+    /// Whether `machine_type` carries this GPU in some count: a machine of a family it attaches
+    /// to (T4 on `n1-*`), or a machine type it is built into (L4 on `g2-standard-8`).
+    #[must_use]
+    pub fn carried_by(&self, machine_type: &str) -> bool {
+        if self.attached {
+            self.machines.iter().any(|family| {
+                machine_type
+                    .strip_prefix(family.name)
+                    .is_some_and(|rest| !rest.is_empty())
+            })
+        } else {
+            self.gpus_on(machine_type).is_some()
+        }
+    }
+
     /// The most GPUs one VM of any machine type can carry.
     #[must_use]
     pub fn most_per_vm(&self) -> u32 {
@@ -371,6 +386,20 @@ mod tests {
         assert!(three.contains("1, 2 or 4"), "{three}");
         assert!(t4.check_machine("n1-standard-4", 0).is_err());
         assert!(t4.check_machine("n1-standard-4", 8).is_err());
+    }
+
+    #[test]
+    fn machine_families_carry_their_gpus_only() {
+        let l4 = gpu("nvidia-l4").unwrap();
+        let a100 = gpu("nvidia-tesla-a100").unwrap();
+        assert!(t4().carried_by("n1-standard-4") && t4().carried_by("n1-highmem-16"));
+        assert!(!t4().carried_by("n2-standard-4") && !t4().carried_by("g2-standard-4"));
+        assert!(l4.carried_by("g2-standard-24") && !l4.carried_by("n1-standard-4"));
+        assert!(a100.carried_by("a2-highgpu-1g") && !a100.carried_by("g2-standard-4"));
+        assert!(
+            !a100.carried_by("a2-ultragpu-1g"),
+            "A2 Ultra carries the 80 GB A100"
+        );
     }
 
     #[test]
