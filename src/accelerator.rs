@@ -241,8 +241,7 @@ pub fn resolve_tpu(
 /// Resolves `spec.gpu` through the catalog; `None` (with findings) when it cannot.
 pub fn resolve_gpu(planner: &mut Planner<'_>, spec: &GpuSpec) -> Option<GpuPlan> {
     let Some(gpu) = catalog::gpu(&spec.type_) else {
-        let labels = catalog::gpus().iter().map(|g| g.label);
-        let suggestion = catalog::closest(&spec.type_, labels);
+        let suggestion = catalog::suggest_gpu(&spec.type_);
         let d = planner.error(
             rule::GPU_TYPE_UNKNOWN,
             "spec.gpu.type",

@@ -352,6 +352,28 @@ pub fn gpu_for_machine(machine_type: &str) -> Option<(&'static Gpu, u32)> {
         .find_map(|gpu| gpu.gpus_on(machine_type).map(|count| (gpu, count)))
 }
 
+/// The GPU a misspelt label most likely means: the one label that has every `-`-separated part
+/// of `value` (`nvidia-t4` means `nvidia-tesla-t4`, not the closer-spelt `nvidia-l4`), else the
+/// one that has its last part, the model (`nvidia-tesla-l4` means `nvidia-l4`), else the
+/// closest by spelling.
+#[must_use]
+pub fn suggest_gpu(value: &str) -> Option<&'static str> {
+    let labels = || gpus().iter().map(|gpu| gpu.label);
+    let has = |label: &str, part: &str| label.split('-').any(|own| own == part);
+    let only = |matches: Vec<&'static str>| match matches.as_slice() {
+        [label] => Some(*label),
+        _ => None,
+    };
+    let model = value.rsplit('-').next().unwrap_or(value);
+    only(
+        labels()
+            .filter(|label| value.split('-').all(|part| has(label, part)))
+            .collect(),
+    )
+    .or_else(|| only(labels().filter(|label| has(label, model)).collect()))
+    .or_else(|| super::closest(value, labels()))
+}
+
 /// The retired GPU with this `cloud.google.com/gke-accelerator` value.
 #[must_use]
 pub fn retired_gpu(label: &str) -> Option<&'static RetiredGpu> {
@@ -476,6 +498,13 @@ mod tests {
         }
         assert_eq!(v100.most_per_vm(), 8);
         assert_eq!(gpu("nvidia-l4").unwrap().most_per_vm(), 8);
+    }
+
+    #[test]
+    fn suggests_the_label_that_has_every_part_written() {
+        assert_eq!(suggest_gpu("nvidia-t4"), Some("nvidia-tesla-t4"));
+        assert_eq!(suggest_gpu("nvidia-tesla-l4"), Some("nvidia-l4"));
+        assert_eq!(suggest_gpu("nvidia-h100"), Some("nvidia-h100-80gb"));
     }
 
     #[test]
