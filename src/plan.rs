@@ -140,6 +140,13 @@ pub mod rule {
     pub const TENSORBOARD: &str = "tensorboard-resource-name";
     /// A JobSet restart budget beyond any use.
     pub const MAX_RESTARTS: &str = "max-restarts";
+    /// More GPUs per serving pod than a node has.
+    pub const GPUS_PER_POD: &str = "gpus-per-pod";
+    /// Autoscaler bounds that cannot work (no replica, minimum above maximum, target out of
+    /// range).
+    pub const AUTOSCALING_BOUNDS: &str = "autoscaling-bounds";
+    /// An autoscaler maximum the GPU pool cannot hold.
+    pub const AUTOSCALING_CAPACITY: &str = "autoscaling-capacity";
 }
 
 /// Every blueprint-level rule, with what it checks.
@@ -243,6 +250,18 @@ pub const RULES: &[crate::rules::Rule] = &[
     crate::rules::Rule {
         id: rule::TENSORBOARD,
         summary: "TensorBoard resource names have Vertex AI's form",
+    },
+    crate::rules::Rule {
+        id: rule::GPUS_PER_POD,
+        summary: "GPUs per serving pod fit one node of the GPU pool",
+    },
+    crate::rules::Rule {
+        id: rule::AUTOSCALING_BOUNDS,
+        summary: "autoscaler bounds can work: 1 ≤ `minReplicas` ≤ `maxReplicas`, a target from 1 to 100%",
+    },
+    crate::rules::Rule {
+        id: rule::AUTOSCALING_CAPACITY,
+        summary: "the autoscaler's most replicas fit the GPU pool at its largest",
     },
 ];
 

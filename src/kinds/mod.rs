@@ -14,6 +14,7 @@
 //! `templates/`, and one `register` line in [`Registry::builtin`].
 
 pub mod multislice;
+pub mod triton;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -145,6 +146,7 @@ impl Registry {
     pub fn builtin() -> Self {
         let mut registry = Self::empty();
         registry.register_typed::<multislice::MultisliceTraining>();
+        registry.register_typed::<triton::TritonServing>();
         registry
     }
 
@@ -214,6 +216,7 @@ mod tests {
         let registry = Registry::builtin();
         let names: Vec<&str> = registry.names().collect();
         assert!(names.contains(&"MultisliceTraining"));
+        assert!(names.contains(&"TritonServing"));
         for kind in registry.iter() {
             let schema = kind.spec_schema();
             assert_eq!(schema["type"], "object", "{}", kind.name());

@@ -116,6 +116,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         "multislice/workload.yaml",
         include_str!("../kinds/multislice/templates/workload.yaml"),
     ),
+    (
+        "triton/workload.yaml",
+        include_str!("../kinds/triton/templates/workload.yaml"),
+    ),
 ];
 
 /// The production template environment: strict undefined, JSON auto-escaping, block tags
