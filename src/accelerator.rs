@@ -241,8 +241,7 @@ pub fn resolve_tpu(
 /// Resolves `spec.gpu` through the catalog; `None` (with findings) when it cannot.
 pub fn resolve_gpu(planner: &mut Planner<'_>, spec: &GpuSpec) -> Option<GpuPlan> {
     let Some(gpu) = catalog::gpu(&spec.type_) else {
-        let labels = catalog::gpus().iter().map(|g| g.label);
-        let suggestion = catalog::closest(&spec.type_, labels);
+        let suggestion = catalog::suggest_gpu(&spec.type_);
         let d = planner.error(
             rule::GPU_TYPE_UNKNOWN,
             "spec.gpu.type",
@@ -271,12 +270,16 @@ pub fn resolve_gpu(planner: &mut Planner<'_>, spec: &GpuSpec) -> Option<GpuPlan>
         },
     };
     if let Err(reason) = gpu.check_machine(&machine_type, count) {
-        let field = if spec.machine_type.is_some() {
-            "spec.gpu.machineType"
+        // A machine family that never carries the GPU is the machine type's fault, whatever
+        // the count; within the family, the count's.
+        let (rule, field) = if !gpu.carried_by(&machine_type) {
+            (rule::GPU_MACHINE_TYPE, "spec.gpu.machineType")
+        } else if spec.machine_type.is_some() {
+            (rule::GPU_COUNT, "spec.gpu.machineType")
         } else {
-            "spec.gpu.count"
+            (rule::GPU_COUNT, "spec.gpu.count")
         };
-        let d = planner.error(rule::GPU_COUNT, field, reason);
+        let d = planner.error(rule, field, reason);
         d.found = Some(format!("{count} × `{}` on `{machine_type}`", gpu.label));
         return None;
     }
@@ -348,6 +351,14 @@ mod tests {
         );
         assert_eq!(
             gpu(spec("nvidia-l4", Some(1), Some("n1-standard-4"))).unwrap_err(),
+            [rule::GPU_MACHINE_TYPE]
+        );
+        assert_eq!(
+            gpu(spec("nvidia-tesla-t4", Some(1), Some("n2-standard-4"))).unwrap_err(),
+            [rule::GPU_MACHINE_TYPE]
+        );
+        assert_eq!(
+            gpu(spec("nvidia-tesla-a100", Some(2), Some("a2-highgpu-1g"))).unwrap_err(),
             [rule::GPU_COUNT]
         );
     }

@@ -128,6 +128,8 @@ pub mod rule {
     pub const GPU_TYPE_UNKNOWN: &str = "gpu-type-unknown";
     /// GPUs per node that the machine type cannot carry.
     pub const GPU_COUNT: &str = "gpu-count";
+    /// A machine type of a family that does not carry the GPU at all.
+    pub const GPU_MACHINE_TYPE: &str = "gpu-machine-type";
     /// A project id GCP would reject.
     pub const PROJECT_ID: &str = "gcp-project-id";
     /// A malformed region or zone, or a location outside the blueprint's region.
@@ -158,6 +160,13 @@ pub mod rule {
     pub const TENSORBOARD: &str = "tensorboard-resource-name";
     /// A JobSet restart budget beyond any use.
     pub const MAX_RESTARTS: &str = "max-restarts";
+    /// More GPUs per serving pod than a node has.
+    pub const GPUS_PER_POD: &str = "gpus-per-pod";
+    /// Autoscaler bounds that cannot work (no replica, minimum above maximum, target out of
+    /// range).
+    pub const AUTOSCALING_BOUNDS: &str = "autoscaling-bounds";
+    /// An autoscaler maximum the GPU pool cannot hold.
+    pub const AUTOSCALING_CAPACITY: &str = "autoscaling-capacity";
 }
 
 /// Every blueprint-level rule, with what it checks.
@@ -197,6 +206,10 @@ pub const RULES: &[crate::rules::Rule] = &[
     crate::rules::Rule {
         id: rule::GPU_COUNT,
         summary: "the GPU count fits the machine type",
+    },
+    crate::rules::Rule {
+        id: rule::GPU_MACHINE_TYPE,
+        summary: "`spec.gpu.machineType` is of a machine family that carries the GPU",
     },
     crate::rules::Rule {
         id: rule::PROJECT_ID,
@@ -257,6 +270,18 @@ pub const RULES: &[crate::rules::Rule] = &[
     crate::rules::Rule {
         id: rule::TENSORBOARD,
         summary: "TensorBoard resource names have Vertex AI's form",
+    },
+    crate::rules::Rule {
+        id: rule::GPUS_PER_POD,
+        summary: "GPUs per serving pod fit one node of the GPU pool",
+    },
+    crate::rules::Rule {
+        id: rule::AUTOSCALING_BOUNDS,
+        summary: "autoscaler bounds can work: 1 ≤ `minReplicas` ≤ `maxReplicas`, a target from 1 to 100%",
+    },
+    crate::rules::Rule {
+        id: rule::AUTOSCALING_CAPACITY,
+        summary: "the autoscaler's most replicas fit the GPU pool at its largest",
     },
 ];
 

@@ -293,6 +293,21 @@ impl Gpu {
         }
     }
 
+    /// Whether `machine_type` carries this GPU in some count: a machine of a family it attaches
+    /// to (T4 on `n1-*`), or a machine type it is built into (L4 on `g2-standard-8`).
+    #[must_use]
+    pub fn carried_by(&self, machine_type: &str) -> bool {
+        if self.attached {
+            self.machines.iter().any(|family| {
+                machine_type
+                    .strip_prefix(family.name)
+                    .is_some_and(|rest| !rest.is_empty())
+            })
+        } else {
+            self.gpus_on(machine_type).is_some()
+        }
+    }
+
     /// The most GPUs one VM of any machine type can carry.
     #[must_use]
     pub fn most_per_vm(&self) -> u32 {
@@ -337,6 +352,28 @@ pub fn gpu_for_machine(machine_type: &str) -> Option<(&'static Gpu, u32)> {
         .find_map(|gpu| gpu.gpus_on(machine_type).map(|count| (gpu, count)))
 }
 
+/// The GPU a misspelt label most likely means: the one label that has every `-`-separated part
+/// of `value` (`nvidia-t4` means `nvidia-tesla-t4`, not the closer-spelt `nvidia-l4`), else the
+/// one that has its last part, the model (`nvidia-tesla-l4` means `nvidia-l4`), else the
+/// closest by spelling.
+#[must_use]
+pub fn suggest_gpu(value: &str) -> Option<&'static str> {
+    let labels = || gpus().iter().map(|gpu| gpu.label);
+    let has = |label: &str, part: &str| label.split('-').any(|own| own == part);
+    let only = |matches: Vec<&'static str>| match matches.as_slice() {
+        [label] => Some(*label),
+        _ => None,
+    };
+    let model = value.rsplit('-').next().unwrap_or(value);
+    only(
+        labels()
+            .filter(|label| value.split('-').all(|part| has(label, part)))
+            .collect(),
+    )
+    .or_else(|| only(labels().filter(|label| has(label, model)).collect()))
+    .or_else(|| super::closest(value, labels()))
+}
+
 /// The retired GPU with this `cloud.google.com/gke-accelerator` value.
 #[must_use]
 pub fn retired_gpu(label: &str) -> Option<&'static RetiredGpu> {
@@ -371,6 +408,20 @@ mod tests {
         assert!(three.contains("1, 2 or 4"), "{three}");
         assert!(t4.check_machine("n1-standard-4", 0).is_err());
         assert!(t4.check_machine("n1-standard-4", 8).is_err());
+    }
+
+    #[test]
+    fn machine_families_carry_their_gpus_only() {
+        let l4 = gpu("nvidia-l4").unwrap();
+        let a100 = gpu("nvidia-tesla-a100").unwrap();
+        assert!(t4().carried_by("n1-standard-4") && t4().carried_by("n1-highmem-16"));
+        assert!(!t4().carried_by("n2-standard-4") && !t4().carried_by("g2-standard-4"));
+        assert!(l4.carried_by("g2-standard-24") && !l4.carried_by("n1-standard-4"));
+        assert!(a100.carried_by("a2-highgpu-1g") && !a100.carried_by("g2-standard-4"));
+        assert!(
+            !a100.carried_by("a2-ultragpu-1g"),
+            "A2 Ultra carries the 80 GB A100"
+        );
     }
 
     #[test]
@@ -447,6 +498,13 @@ mod tests {
         }
         assert_eq!(v100.most_per_vm(), 8);
         assert_eq!(gpu("nvidia-l4").unwrap().most_per_vm(), 8);
+    }
+
+    #[test]
+    fn suggests_the_label_that_has_every_part_written() {
+        assert_eq!(suggest_gpu("nvidia-t4"), Some("nvidia-tesla-t4"));
+        assert_eq!(suggest_gpu("nvidia-tesla-l4"), Some("nvidia-l4"));
+        assert_eq!(suggest_gpu("nvidia-h100"), Some("nvidia-h100-80gb"));
     }
 
     #[test]

@@ -11,7 +11,7 @@ mod gpu;
 mod topology;
 mod tpu;
 
-pub use gpu::{Gpu, GpuMachine, RetiredGpu, gpu, gpu_for_machine, gpus, retired_gpu};
+pub use gpu::{Gpu, GpuMachine, RetiredGpu, gpu, gpu_for_machine, gpus, retired_gpu, suggest_gpu};
 pub use topology::{Topology, TopologyError};
 pub use tpu::{
     Placement, TpuFamily, TpuHost, TpuMachine, TpuSlice, TpuTypeError, tpu_machine, tpu_slice,

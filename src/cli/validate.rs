@@ -144,7 +144,7 @@ fn coverage(
         .filter(|o| !has_schema(o) && !validate::applies_to(o))
         .count();
     let mut line = format!(
-        "{}: {by_schema} checked against their schema, {by_rules} by accelerator, Kueue and Secret rules",
+        "{}: {by_schema} checked against their schema, {by_rules} by the manifest rules",
         super::plural(objects.len(), "object")
     );
     if unjudged > 0 {

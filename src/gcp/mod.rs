@@ -24,8 +24,9 @@ use crate::limits::MAX_NODES_PER_POOL;
 use crate::plan::Planner;
 pub use sink::{METRICS_PROTO, metrics_topic_export};
 use spec::{
-    BucketSpec, ClusterSpec, ConfigConnectorSpec, DatasetSpec, NetworkSpec, NodePoolSpec,
-    RegistrySpec, ReleaseChannel, ServiceAccountSpec, TopicSpec,
+    AutoscalingSpec, BucketSpec, ClusterSpec, ConfigConnectorSpec, DatasetSpec, GpuDriverVersion,
+    GpuPoolSpec, NetworkSpec, NodePoolSpec, RegistrySpec, ReleaseChannel, ServiceAccountSpec,
+    TopicSpec,
 };
 
 /// Where a blueprint's GCP resources live, as written in its spec.
@@ -228,6 +229,34 @@ pub struct CpuPoolDefaults<'s> {
     pub labels: &'s [(&'s str, &'s str)],
     /// `NO_SCHEDULE` taints that keep other pods off the pool.
     pub taints: &'s [TaintSpec<'s>],
+}
+
+/// Defaults of a kind's GPU pool.
+#[derive(Clone, Debug)]
+pub struct GpuPoolDefaults<'s> {
+    /// GKE node pool name.
+    pub name: &'s str,
+    /// Blueprint field of the pool's spec, for findings (e.g. `spec.gpuPool`).
+    pub field: &'s str,
+    /// Size when the spec sets none.
+    pub scale: Scale,
+    /// Boot disk size.
+    pub disk_size_gb: Option<u32>,
+    /// Node labels (workloads select the pool with them).
+    pub labels: BTreeMap<String, String>,
+}
+
+/// A planned GPU pool, as workloads and capacity checks need it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuPoolHandle {
+    /// GKE node pool name (the `cloud.google.com/gke-nodepool` label of its nodes).
+    pub name: String,
+    /// Fewest nodes, over all the pool's zones.
+    pub min_nodes: u32,
+    /// Most nodes, over all the pool's zones.
+    pub max_nodes: u32,
+    /// GPUs on each node.
+    pub gpus_per_node: u32,
 }
 
 /// Rule ids of the findings this module reports.
@@ -763,7 +792,13 @@ impl Gcp {
         defaults: CpuPoolDefaults<'_>,
         service_account: &AccountHandle,
     ) {
-        let scale = scale_of(planner, spec, defaults.field, defaults.scale);
+        let scale = scale_of(
+            planner,
+            spec.node_count,
+            spec.autoscaling,
+            defaults.field,
+            defaults.scale,
+        );
         let machine_type = spec
             .machine_type
             .clone()
@@ -775,8 +810,15 @@ impl Gcp {
         } else {
             vec![self.zone.clone()]
         };
+        // Pool names are unique per cluster: on a cluster others use too (another blueprint's,
+        // or an existing one) the pool carries the blueprint's name (GKE allows 40 characters).
+        let resource_id = if cluster.owned {
+            defaults.name.to_string()
+        } else {
+            names::derived(&self.blueprint, &format!("-{}", defaults.name), 1, 40)
+        };
         self.node_pool(NodePoolInput {
-            resource_id: defaults.name.to_string(),
+            resource_id,
             cluster,
             node_locations,
             scale,
@@ -838,8 +880,9 @@ impl Gcp {
         let mut pool_names = Vec::new();
         for index in 0..count {
             let suffix = format!("-slice-{index}");
-            // Pool names are unique per cluster: on a shared cluster they carry the blueprint.
-            let resource_id = if cluster.borrowed {
+            // Pool names are unique per cluster: on a cluster others use too (another
+            // blueprint's, or an existing one) they carry the blueprint.
+            let resource_id = if !cluster.owned {
                 names::derived(&self.blueprint, &suffix, 1, 40)
             } else {
                 format!("tpu{suffix}")
@@ -873,7 +916,8 @@ impl Gcp {
         pool_names
     }
 
-    /// Plans a GPU node pool called `name` from the `gpu` stanza.
+    /// Plans a GPU node pool called `name` from the `gpu` stanza, with GKE installing the
+    /// default driver.
     pub fn gpu_pool(
         &mut self,
         cluster: &ClusterHandle,
@@ -894,16 +938,74 @@ impl Gcp {
             labels: BTreeMap::new(),
             taints: Vec::new(),
             placement: None,
-            guest_accelerators: if gpu.attached {
-                vec![GuestAccelerator {
-                    accelerator: gpu.accelerator.to_string(),
-                    count: gpu.count,
-                    driver_version: Some("DEFAULT".into()),
-                }]
-            } else {
-                Vec::new()
-            },
+            guest_accelerators: guest_accelerators(gpu, GpuDriverVersion::Default),
         });
+    }
+
+    /// Plans a GPU node pool from the `gpu` stanza and a [`GpuPoolSpec`]: size (fixed or
+    /// autoscaling, checked), disk, Spot VMs and the GKE-managed driver, in the blueprint's zone
+    /// (GPU models are offered zone by zone). On another blueprint's cluster the pool name
+    /// carries the blueprint name, so pools of two blueprints never collide.
+    pub fn sized_gpu_pool(
+        &mut self,
+        planner: &mut Planner<'_>,
+        cluster: &ClusterHandle,
+        gpu: &GpuPlan,
+        spec: &GpuPoolSpec,
+        defaults: &GpuPoolDefaults<'_>,
+        service_account: &AccountHandle,
+    ) -> GpuPoolHandle {
+        let scale = scale_of(
+            planner,
+            spec.node_count,
+            spec.autoscaling,
+            defaults.field,
+            defaults.scale,
+        );
+        let resource_id = match &spec.name {
+            Some(name) => {
+                planner.check_name(
+                    rule::RESOURCE_NAME,
+                    &format!("{}.name", defaults.field),
+                    name,
+                    |n| names::limited(n, 40),
+                );
+                name.clone()
+            }
+            None if cluster.borrowed => {
+                names::derived(&self.blueprint, &format!("-{}", defaults.name), 1, 40)
+            }
+            None => defaults.name.to_string(),
+        };
+        let node_locations = vec![self.zone.clone()];
+        let zones = u32::try_from(node_locations.len()).unwrap_or(1);
+        let (min_nodes, max_nodes) = match scale {
+            Scale::Fixed { nodes } => (nodes, nodes),
+            Scale::Autoscaling { min, max } => (min, max),
+        };
+        self.node_pool(NodePoolInput {
+            resource_id: resource_id.clone(),
+            cluster,
+            node_locations,
+            scale,
+            machine_type: gpu.machine_type.clone(),
+            disk_size_gb: spec.disk_size_gb.or(defaults.disk_size_gb),
+            spot: spec.spot,
+            service_account,
+            labels: defaults.labels.clone(),
+            taints: Vec::new(),
+            placement: None,
+            guest_accelerators: guest_accelerators(
+                gpu,
+                spec.driver_version.unwrap_or(GpuDriverVersion::Default),
+            ),
+        });
+        GpuPoolHandle {
+            name: resource_id,
+            min_nodes: min_nodes.saturating_mul(zones),
+            max_nodes: max_nodes.saturating_mul(zones),
+            gpus_per_node: gpu.count,
+        }
     }
 
     fn node_pool(&mut self, input: NodePoolInput<'_>) {
@@ -914,16 +1016,9 @@ impl Gcp {
         } else {
             format!("{}-{}", self.blueprint, input.resource_id)
         };
-        // Pool names are unique per cluster: in a cluster other blueprints use too, a pool
-        // carries its blueprint's name (GKE allows 40 characters).
-        let resource_id = if input.cluster.owned || input.resource_id.starts_with(&self.blueprint) {
-            input.resource_id
-        } else {
-            names::derived(&self.blueprint, &format!("-{}", input.resource_id), 1, 40)
-        };
         self.infra.node_pools.push(NodePoolPlan {
             meta: Meta::new(name, depends_on),
-            resource_id,
+            resource_id: input.resource_id,
             location: input.cluster.location.clone(),
             node_locations: input.node_locations,
             cluster: input.cluster.reference.clone(),
@@ -1314,14 +1409,35 @@ struct NodePoolInput<'h> {
     guest_accelerators: Vec<GuestAccelerator>,
 }
 
+/// The GPUs of every node of a pool, with GKE installing the driver. Accelerator-optimized
+/// machine types (A2, A3, G2 …) carry their GPUs anyway, but only a declared accelerator tells
+/// GKE which driver to install, so every GPU pool declares it.
+fn guest_accelerators(gpu: &GpuPlan, driver: GpuDriverVersion) -> Vec<GuestAccelerator> {
+    let version = match driver {
+        GpuDriverVersion::Default => "DEFAULT",
+        GpuDriverVersion::Latest => "LATEST",
+    };
+    vec![GuestAccelerator {
+        accelerator: gpu.accelerator.to_string(),
+        count: gpu.count,
+        driver_version: Some(version.to_string()),
+    }]
+}
+
 /// Kubernetes object names allow no `_`; BigQuery ids allow nothing else between words.
 fn object_name(bigquery_id: &str) -> String {
     bigquery_id.to_lowercase().replace('_', "-")
 }
 
 /// A node pool's size from `nodeCount` or `autoscaling` (not both), checked.
-fn scale_of(planner: &mut Planner<'_>, spec: &NodePoolSpec, field: &str, default: Scale) -> Scale {
-    match (spec.node_count, spec.autoscaling) {
+fn scale_of(
+    planner: &mut Planner<'_>,
+    node_count: Option<u32>,
+    autoscaling: Option<AutoscalingSpec>,
+    field: &str,
+    default: Scale,
+) -> Scale {
+    match (node_count, autoscaling) {
         (Some(_), Some(_)) => {
             let d = planner.error(
                 rule::CONFLICT,
@@ -1618,6 +1734,118 @@ mod tests {
             ]
         );
         insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn gpu_pools_are_sized_from_their_spec_and_declare_the_driver() {
+        let mut handles = Vec::new();
+        let (text, findings) = with_planner(|planner, gcp| {
+            let nodes = gcp.service_account(
+                planner,
+                &ServiceAccountSpec::default(),
+                "spec.a",
+                "node",
+                "Nodes",
+            );
+            let cluster = gcp
+                .cluster(
+                    planner,
+                    &ClusterSpec::default(),
+                    &NetworkSpec::default(),
+                    ClusterOptions {
+                        default_location: "us-central1-a",
+                        addons: Addons::default(),
+                    },
+                    &nodes,
+                )
+                .unwrap();
+            // L4s are built into G2 machine types; the pool still declares them for the driver.
+            let l4 = GpuPlan {
+                accelerator: "nvidia-l4",
+                count: 2,
+                machine_type: "g2-standard-24".into(),
+                attached: false,
+            };
+            let defaults = GpuPoolDefaults {
+                name: "gpu-pool",
+                field: "spec.gpuPool",
+                scale: Scale::Autoscaling { min: 1, max: 3 },
+                disk_size_gb: Some(100),
+                labels: BTreeMap::from([("aiml.dev/blueprint".into(), "blocks".into())]),
+            };
+            handles.push(gcp.sized_gpu_pool(
+                planner,
+                &cluster,
+                &l4,
+                &GpuPoolSpec {
+                    autoscaling: Some(AutoscalingSpec {
+                        min_nodes: 0,
+                        max_nodes: 4,
+                    }),
+                    driver_version: Some(GpuDriverVersion::Latest),
+                    spot: true,
+                    ..GpuPoolSpec::default()
+                },
+                &defaults,
+                &nodes,
+            ));
+            handles.push(gcp.sized_gpu_pool(
+                planner,
+                &cluster,
+                &l4,
+                &GpuPoolSpec {
+                    name: Some("fixed".into()),
+                    node_count: Some(2),
+                    ..GpuPoolSpec::default()
+                },
+                &defaults,
+                &nodes,
+            ));
+            // Bounds that cannot work, and a name GKE refuses, are findings.
+            gcp.sized_gpu_pool(
+                planner,
+                &cluster,
+                &l4,
+                &GpuPoolSpec {
+                    name: Some("GPU".into()),
+                    autoscaling: Some(AutoscalingSpec {
+                        min_nodes: 3,
+                        max_nodes: 1,
+                    }),
+                    ..GpuPoolSpec::default()
+                },
+                &defaults,
+                &nodes,
+            );
+        });
+        assert_eq!(
+            handles,
+            [
+                GpuPoolHandle {
+                    name: "gpu-pool".into(),
+                    min_nodes: 0,
+                    max_nodes: 4,
+                    gpus_per_node: 2,
+                },
+                GpuPoolHandle {
+                    name: "fixed".into(),
+                    min_nodes: 2,
+                    max_nodes: 2,
+                    gpus_per_node: 2,
+                },
+            ]
+        );
+        insta::assert_debug_snapshot!(findings, @r#"
+        [
+            "node-pool-size: autoscaling from 3 to 1 nodes cannot work (spec.gpuPool.autoscaling)",
+            "gcp-resource-name: invalid name `GPU`: must start with a lowercase letter (spec.gpuPool.name)",
+        ]
+        "#);
+        let pool = text
+            .split("---\n")
+            .find(|document| document.contains("resourceID: \"gpu-pool\""))
+            .unwrap();
+        insta::assert_snapshot!("gpu_pool_l4_spot_latest_driver", pool);
     }
 
     #[test]

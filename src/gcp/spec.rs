@@ -173,3 +173,34 @@ pub struct MetricsSinkSpec {
 
 /// Labels written by people: keys and values are strings.
 pub type Labels = BTreeMap<String, String>;
+
+/// Which NVIDIA driver GKE installs on GPU nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum GpuDriverVersion {
+    /// The default driver of the node's GKE version.
+    Default,
+    /// The newest driver the node's GKE version supports.
+    Latest,
+}
+
+/// A GPU node pool: how many nodes and what they boot with. The GPUs themselves, the machine
+/// type and the GPU count per node come from the `gpu` stanza.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GpuPoolSpec {
+    /// GKE node pool name (default: the kind's; on another blueprint's cluster, derived from
+    /// the blueprint name).
+    pub name: Option<String>,
+    /// Fixed number of nodes (mutually exclusive with `autoscaling`).
+    pub node_count: Option<u32>,
+    /// Autoscaling bounds (the kind chooses the default).
+    pub autoscaling: Option<AutoscalingSpec>,
+    /// Boot disk size in GB.
+    pub disk_size_gb: Option<u32>,
+    /// Use Spot VMs.
+    #[serde(default)]
+    pub spot: bool,
+    /// NVIDIA driver GKE installs (default `DEFAULT`).
+    pub driver_version: Option<GpuDriverVersion>,
+}

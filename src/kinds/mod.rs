@@ -16,6 +16,7 @@
 pub mod locust;
 pub mod multislice;
 pub mod sax;
+pub mod triton;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -169,6 +170,7 @@ impl Registry {
         registry.register_typed::<multislice::MultisliceTraining>();
         registry.register_typed::<sax::SaxServing>();
         registry.register_typed::<locust::LocustBenchmark>();
+        registry.register_typed::<triton::TritonServing>();
         registry
     }
 
@@ -238,6 +240,7 @@ mod tests {
         let registry = Registry::builtin();
         let names: Vec<&str> = registry.names().collect();
         assert!(names.contains(&"MultisliceTraining"));
+        assert!(names.contains(&"TritonServing"));
         for kind in registry.iter() {
             let schema = kind.spec_schema();
             assert_eq!(schema["type"], "object", "{}", kind.name());

@@ -138,6 +138,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         "locust/workload.yaml",
         include_str!("../kinds/locust/templates/workload.yaml"),
     ),
+    (
+        "triton/workload.yaml",
+        include_str!("../kinds/triton/templates/workload.yaml"),
+    ),
 ];
 
 /// The production template environment: strict undefined, JSON auto-escaping, block tags

@@ -9,8 +9,9 @@
 //!
 //! Layout, in two layers. `model` reads objects once: pod templates with what their pods
 //! select and request (`model::workload`), node pools (`model::nodepool`), the TPU slice or
-//! GPU a pod group targets (`model::accelerator`) and what keeps a slice's pods together
-//! (`model::placement`); it makes no findings. `rules` holds one
+//! GPU a pod group targets (`model::accelerator`), what keeps a slice's pods together
+//! (`model::placement`) and what HorizontalPodAutoscalers scale (`model::autoscaler`); it
+//! makes no findings. `rules` holds one
 //! module per rule family, each reading only the model, `rules::shared` (finding builders
 //! several families use), the catalog and diagnostics, never another family; the `layering`
 //! test keeps it so. This module owns the public surface ([`Object`], [`validate`], [`RULES`]
@@ -92,6 +93,9 @@ pub(crate) mod rule {
     pub const KUEUE_FLAVOR_LABELS: &str = "kueue-flavor-labels";
     pub const KUEUE_QUOTA: &str = "kueue-quota";
     pub const KUEUE_COVERED_RESOURCES: &str = "kueue-covered-resources";
+    pub const HPA_REPLICA_BOUNDS: &str = "hpa-replica-bounds";
+    pub const HPA_GPU_CAPACITY: &str = "hpa-gpu-capacity";
+    pub const HPA_EXTERNAL_METRIC_SELECTOR: &str = "hpa-external-metric-selector";
 }
 
 /// Every rule, in the order the docs list them.
@@ -189,6 +193,18 @@ pub const RULES: &[Rule] = &[
         summary: "a ClusterQueue covers every resource the pods queued to it request",
     },
     Rule {
+        id: rule::HPA_REPLICA_BOUNDS,
+        summary: "a HorizontalPodAutoscaler keeps 1 ≤ `minReplicas` ≤ `maxReplicas`",
+    },
+    Rule {
+        id: rule::HPA_GPU_CAPACITY,
+        summary: "at `maxReplicas`, the GPU pods a HorizontalPodAutoscaler scales fit the node pools in the set",
+    },
+    Rule {
+        id: rule::HPA_EXTERNAL_METRIC_SELECTOR,
+        summary: "a HorizontalPodAutoscaler's external metrics carry a selector",
+    },
+    Rule {
         id: crate::secrets::RULE,
         summary: "no credential is written in a blueprint or manifest (Secrets and tokens are referenced)",
     },
@@ -197,15 +213,17 @@ pub const RULES: &[Rule] = &[
 /// Whether any manifest rule reads `object`: workloads with pod templates (Pods, Deployments,
 /// ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs, JobSets, LeaderWorkerSets, KubeRay
 /// RayClusters, RayServices and RayJobs), Config Connector `ContainerNodePool`s, GKE
-/// `ComputeClass`es, Kueue `LocalQueue`s, `ClusterQueue`s and `ResourceFlavor`s, and any
-/// object queued to Kueue with `kueue.x-k8s.io/queue-name`, and `Secret`s. (Every object is
-/// also scanned for pasted credentials, which no summary needs to count.) Every other object
-/// passes the rules unread, so a summary can count it as not applicable instead of checked.
+/// `ComputeClass`es, `HorizontalPodAutoscaler`s, Kueue `LocalQueue`s, `ClusterQueue`s and
+/// `ResourceFlavor`s, any object queued to Kueue with `kueue.x-k8s.io/queue-name`, and
+/// `Secret`s. (Every object is also scanned for pasted credentials, which no summary needs to
+/// count.) Every other object passes the rules unread, so a summary can count it as not
+/// applicable instead of checked.
 #[must_use]
 pub fn applies_to(object: &Object<'_>) -> bool {
     model::workload::is_workload(object)
         || model::nodepool::is_node_pool(object)
         || model::accelerator::is_compute_class(object)
+        || model::autoscaler::is_autoscaler(object)
         || rules::kueue::reads(object)
         || rules::secrets::reads(object)
 }
@@ -223,6 +241,8 @@ pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
     rules::nodepool::check(&pools, &mut out);
     rules::cross::check(&groups, &pools, &mut out);
     rules::kueue::check(objects, &groups, &mut out);
+    let autoscalers = model::autoscaler::autoscalers(objects);
+    rules::autoscaling::check(&autoscalers, &groups, &pools, &mut out);
     rules::secrets::check(objects, &mut out);
     diagnostic::sort(&mut out);
     out
@@ -257,6 +277,8 @@ mod tests {
                 "ContainerNodePool",
             ),
             ("cloud.google.com/v1", "ComputeClass"),
+            ("autoscaling/v2", "HorizontalPodAutoscaler"),
+            ("autoscaling/v1", "HorizontalPodAutoscaler"),
             ("kueue.x-k8s.io/v1beta1", "LocalQueue"),
             ("kueue.x-k8s.io/v1beta1", "ClusterQueue"),
             ("kueue.x-k8s.io/v1beta1", "ResourceFlavor"),

@@ -8,12 +8,14 @@
 //! catalog does not know leaves the model incomplete (no target), and the rule that owns the
 //! defect reports it.
 //!
-//! Inside the model, `fields` is the leaf; `workload` and `nodepool` read objects; `accelerator`
+//! Inside the model, `fields` is the leaf; `workload`, `nodepool` and `autoscaler` read
+//! objects; `accelerator`
 //! resolves selections against the catalog, the node pools and the compute classes; this module
 //! puts a pod template and what its pods select together, and says which node pools can take
 //! them; `placement` reads how a pod group's slices are kept apart.
 
 pub(crate) mod accelerator;
+pub(crate) mod autoscaler;
 pub(crate) mod fields;
 pub(crate) mod nodepool;
 pub(crate) mod placement;

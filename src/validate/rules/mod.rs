@@ -1,13 +1,16 @@
 //! The rule families, one module each: `tpu` and `gpu` (pods' selectors and requests),
 //! `jobset` (multislice JobSets), `placement` (each multi-host TPU slice on a slice of its own),
-//! `nodepool` (Config Connector node pools), `cross` (workloads against node pools) and `kueue`
-//! (queues, flavors and quota), `secrets` (credentials written into any object); plus `shared`, the finding builders several families use.
+//! `nodepool` (Config Connector node pools), `cross` (workloads against node pools), `kueue`
+//! (queues, flavors and quota), `autoscaling` (HorizontalPodAutoscalers) and `secrets`
+//! (credentials written into any object); plus `shared`, the finding builders several
+//! families use.
 //!
 //! Each family reads the models of [`crate::validate::model`], `shared`, the catalog and
 //! diagnostics, and nothing else: no family imports another, so that a defect has one owner
 //! and a family can change without the others. Rule ids and the rule listing are in
 //! [`crate::validate`]; the order families run in does not matter, as findings are sorted.
 
+pub(crate) mod autoscaling;
 pub(crate) mod cross;
 pub(crate) mod gpu;
 pub(crate) mod jobset;

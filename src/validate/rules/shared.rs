@@ -169,27 +169,6 @@ pub(crate) fn bad_topology(
     }
 }
 
-/// The GPU a misspelt label most likely means: the one label that has every `-`-separated part
-/// of `value` (`nvidia-t4` means `nvidia-tesla-t4`, not the closer-spelt `nvidia-l4`), else the
-/// one that has its last part, the model (`nvidia-tesla-l4` means `nvidia-l4`), else the
-/// closest by spelling.
-fn suggest_gpu(value: &str) -> Option<&'static str> {
-    let labels = || catalog::gpus().iter().map(|gpu| gpu.label);
-    let has = |label: &str, part: &str| label.split('-').any(|own| own == part);
-    let only = |matches: Vec<&'static str>| match matches.as_slice() {
-        [label] => Some(*label),
-        _ => None,
-    };
-    let model = value.rsplit('-').next().unwrap_or(value);
-    only(
-        labels()
-            .filter(|label| value.split('-').all(|part| has(label, part)))
-            .collect(),
-    )
-    .or_else(|| only(labels().filter(|label| has(label, model)).collect()))
-    .or_else(|| catalog::closest(value, labels()))
-}
-
 /// A finding for a GPU label value the catalog does not offer: a retired GPU, with the current
 /// ones that replace it, or an unknown value, with the likely intended one as the fix.
 pub(crate) fn unknown_gpu(rule: &'static str, value: &str) -> Diagnostic {
@@ -215,7 +194,7 @@ pub(crate) fn unknown_gpu(rule: &'static str, value: &str) -> Diagnostic {
         .found(value)
         .expected(format!("one of {}", code_list(&known)))
         .blueprint_field("spec.gpu.type");
-    match suggest_gpu(value) {
+    match catalog::suggest_gpu(value) {
         Some(suggestion) => diagnostic.fix(format!("did you mean `{suggestion}`?")),
         None => diagnostic,
     }
@@ -273,12 +252,5 @@ mod tests {
             "{fix}"
         );
         assert!(!fix.contains("did you mean"), "{fix}");
-    }
-
-    #[test]
-    fn suggests_the_label_that_has_every_part_written() {
-        assert_eq!(suggest_gpu("nvidia-t4"), Some("nvidia-tesla-t4"));
-        assert_eq!(suggest_gpu("nvidia-tesla-l4"), Some("nvidia-l4"));
-        assert_eq!(suggest_gpu("nvidia-h100"), Some("nvidia-h100-80gb"));
     }
 }
