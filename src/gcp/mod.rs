@@ -1117,9 +1117,11 @@ impl Gcp {
             .cloned();
         let reference = match &account.dependency {
             Some(_) => account.reference.clone(),
+            // An existing account may live in another project: its email says which.
             None => Ref::external(format!(
                 "projects/{}/serviceAccounts/{}",
-                self.project, account.email
+                account_project(&account.email).unwrap_or(&self.project),
+                account.email
             )),
         };
         self.infra.iam_members.push(IamMemberPlan {
@@ -1370,6 +1372,15 @@ impl Gcp {
     }
 }
 
+/// The project of a user-managed service account, from its email
+/// (`<id>@<project>.iam.gserviceaccount.com`); `None` for Google-managed accounts.
+fn account_project(email: &str) -> Option<&str> {
+    email
+        .split_once('@')?
+        .1
+        .strip_suffix(".iam.gserviceaccount.com")
+}
+
 /// The name a spec part gives (or `default`), checked at `<field>.name` with `check`. Names
 /// defaulted from a bad project id are not checked again.
 fn named(
@@ -1569,6 +1580,19 @@ mod tests {
     use crate::blueprint::Blueprint;
     use crate::kinds::Registry;
     use crate::plan::Repository;
+
+    #[test]
+    fn an_existing_account_is_found_in_the_project_its_email_names() {
+        assert_eq!(
+            account_project("trainer@ml-identities.iam.gserviceaccount.com"),
+            Some("ml-identities")
+        );
+        assert_eq!(
+            account_project("123-compute@developer.gserviceaccount.com"),
+            None
+        );
+        assert_eq!(account_project("not-an-email"), None);
+    }
 
     const BLUEPRINT: &str = "apiVersion: aiml.dev/v1alpha1\nkind: MultisliceTraining\nmetadata: {name: blocks}\nspec:\n  project: my-project\n  tpu: {type: v4-8}\n";
 
