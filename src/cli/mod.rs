@@ -85,6 +85,10 @@ enum Command {
         /// Write nothing; exit 1 when overlays/ or rendered/ differ from a fresh render.
         #[arg(long)]
         check: bool,
+        /// Overwrite generated files that were edited by hand (by default a render that
+        /// would overwrite them stops and names them).
+        #[arg(long, conflicts_with = "check")]
+        force: bool,
     },
     /// Validate blueprints, or any Kubernetes YAML files or folders, with every rule.
     #[command(
@@ -218,7 +222,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         suppressions: Suppressions::global(&cli.global.ignore)?,
     };
     match cli.command {
-        Command::Render { names, check } => render::run(&context, &names, check),
+        Command::Render {
+            names,
+            check,
+            force,
+        } => render::run(&context, &names, check, force),
         Command::Validate { paths } => validate::run(&context, &paths),
         Command::Blueprints { schema: Some(kind) } => blueprints::schema(&context, &kind),
         Command::Blueprints { schema: None } => blueprints::list(&context),

@@ -1,11 +1,16 @@
 //! `kubectl aiml render [NAME…] [--check]`.
 
 use aiml::render;
-use aiml::workspace::{self, Change, Comparison, Workspace};
+use aiml::workspace::{self, Change, Comparison, HandEdits, Workspace};
 
 use super::{Context, Outcome, outcome_of, plural};
 
-pub(super) fn run(context: &Context<'_>, names: &[String], check: bool) -> anyhow::Result<Outcome> {
+pub(super) fn run(
+    context: &Context<'_>,
+    names: &[String],
+    check: bool,
+    force: bool,
+) -> anyhow::Result<Outcome> {
     let root = context.root()?;
     let loaded = context.load(&root)?;
     let kustomize = context.kustomize()?;
@@ -65,7 +70,14 @@ pub(super) fn run(context: &Context<'_>, names: &[String], check: bool) -> anyho
                 Change::Modified => "would change",
                 Change::Removed => "would remove",
             };
-            context.printer.err(&format!("{verb} {}\n", d.path));
+            let by_hand = if comparison.hand_edited.contains(&d.path) {
+                " (edited by hand)"
+            } else {
+                ""
+            };
+            context
+                .printer
+                .err(&format!("{verb} {}{by_hand}\n", d.path));
         }
         context.printer.err(&format!(
             "{} out of date: run `kubectl aiml render` and commit the result\n",
@@ -73,7 +85,15 @@ pub(super) fn run(context: &Context<'_>, names: &[String], check: bool) -> anyho
         ));
         return Ok(Outcome::Findings);
     };
-    let comparison = workspace.commit(&rendered, full)?;
+    let comparison = workspace.commit(
+        &rendered,
+        full,
+        if force {
+            HandEdits::Overwrite
+        } else {
+            HandEdits::Refuse
+        },
+    )?;
     report_foreign(context, &comparison);
     context.printer.err(&format!(
         "rendered {} ({}); {} changed\n",
