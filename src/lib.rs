@@ -31,6 +31,8 @@ pub mod render;
 pub mod repo;
 pub mod rules;
 pub mod schema;
+pub mod settings;
+pub mod sync;
 pub mod validate;
 pub mod workspace;
 pub mod yaml;

@@ -47,6 +47,8 @@ pub enum Stage {
     Schema,
     /// Rules over Kubernetes objects.
     Manifest,
+    /// The GitOps wiring: sync roots.
+    Sync,
 }
 
 /// Every rule, with the stage that reports it, sorted by stage then id. A rule checked at two
@@ -60,7 +62,9 @@ pub fn all() -> Vec<(Stage, Rule)> {
         .map(|r| (Stage::Manifest, *r))
         .chain(crate::schema::RULES.iter().map(|r| (Stage::Schema, *r)))
         .chain(crate::plan::RULES.iter().map(|r| (Stage::Blueprint, *r)))
-        .chain(crate::blueprint::RULES.iter().map(|r| (Stage::Input, *r)));
+        .chain(crate::blueprint::RULES.iter().map(|r| (Stage::Input, *r)))
+        .chain(crate::settings::RULES.iter().map(|r| (Stage::Input, *r)))
+        .chain(crate::sync::RULES.iter().map(|r| (Stage::Sync, *r)));
     for (stage, rule) in stages {
         if !rules.iter().any(|(_, known)| known.id == rule.id) {
             rules.push((stage, rule));
@@ -193,6 +197,8 @@ mod tests {
     fn rule_ids_are_unique_kebab_case() {
         for stage in [
             crate::blueprint::RULES,
+            crate::settings::RULES,
+            crate::sync::RULES,
             crate::plan::RULES,
             crate::schema::RULES,
             crate::validate::RULES,

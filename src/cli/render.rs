@@ -51,7 +51,7 @@ pub(super) fn run(
         context.printer.err("nothing was written\n");
         return Ok(outcome);
     }
-    let rendered: Vec<String> = report.blueprints.iter().map(|b| b.name.clone()).collect();
+    let rendered = report.folders();
     let objects = report.object_count();
     let Some(workspace) = workspace else {
         let comparison = workspace::compare(&root, &staging, &rendered, full)?;
@@ -59,7 +59,7 @@ pub(super) fn run(
         if comparison.drift.is_empty() {
             context.printer.err(&format!(
                 "{} up to date ({})\n",
-                plural(rendered.len(), "blueprint"),
+                plural(report.blueprints.len(), "blueprint"),
                 plural(objects, "object")
             ));
             return Ok(Outcome::Success);
@@ -97,7 +97,7 @@ pub(super) fn run(
     report_foreign(context, &comparison);
     context.printer.err(&format!(
         "rendered {} ({}); {} changed\n",
-        plural(rendered.len(), "blueprint"),
+        plural(report.blueprints.len(), "blueprint"),
         plural(objects, "object"),
         plural(comparison.drift.len(), "file")
     ));
