@@ -21,6 +21,7 @@ pub mod blueprint;
 pub mod catalog;
 pub mod diagnostic;
 pub mod gcp;
+pub mod gitops;
 pub mod kinds;
 pub mod kustomize;
 pub mod limits;

@@ -77,7 +77,7 @@ enum Output {
 enum Command {
     /// Compile blueprints into overlays/ and rendered/, validating everything.
     #[command(
-        after_help = "Examples:\n  kubectl aiml render\n  kubectl aiml render multislice-v4-32-training\n  kubectl aiml render --check"
+        after_help = "Examples:\n  kubectl aiml render\n  kubectl aiml render multislice-v4-32-training\n  kubectl aiml render --check\n  kubectl aiml render --commit -m \"Train on four slices\"\n  kubectl aiml render --commit --branch aiml/four-slices   # for a pull request"
     )]
     Render {
         /// Blueprints to render (default: all).
@@ -89,6 +89,17 @@ enum Command {
         /// would overwrite them stops and names them).
         #[arg(long, conflicts_with = "check")]
         force: bool,
+        /// Then commit the changed blueprints, overlays and rendered files as one commit
+        /// (identity from git config or GIT_AUTHOR_NAME / GIT_AUTHOR_EMAIL).
+        #[arg(long, conflicts_with = "check")]
+        commit: bool,
+        /// The commit message (the list of changed blueprints follows it).
+        #[arg(short, long, value_name = "MESSAGE", requires = "commit")]
+        message: Option<String>,
+        /// Commit on this branch (created from HEAD when absent) without touching the
+        /// checkout: HEAD, the index and other files stay as they are.
+        #[arg(long, value_name = "NAME", requires = "commit")]
+        branch: Option<String>,
     },
     /// Validate blueprints, or any Kubernetes YAML files or folders, with every rule.
     #[command(
@@ -226,7 +237,18 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             names,
             check,
             force,
-        } => render::run(&context, &names, check, force),
+            commit,
+            message,
+            branch,
+        } => render::run(
+            &context,
+            &names,
+            &render::Options {
+                check,
+                force,
+                commit: commit.then_some(render::CommitOptions { message, branch }),
+            },
+        ),
         Command::Validate { paths } => validate::run(&context, &paths),
         Command::Blueprints { schema: Some(kind) } => blueprints::schema(&context, &kind),
         Command::Blueprints { schema: None } => blueprints::list(&context),
