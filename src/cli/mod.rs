@@ -5,6 +5,7 @@
 //! closed stdout (`… | head`) stops printing but never changes the exit code.
 
 mod blueprints;
+mod diff;
 mod render;
 mod rules;
 mod validate;
@@ -71,6 +72,8 @@ struct Global {
 enum Output {
     Text,
     Json,
+    /// Markdown, for pull-request comments (`diff` only).
+    Markdown,
 }
 
 #[derive(Debug, Subcommand)]
@@ -109,6 +112,22 @@ enum Command {
         /// Files or folders (default: the repository's blueprints).
         paths: Vec<PathBuf>,
     },
+    /// Compare the rendered objects of a git revision with the working tree (or a fresh
+    /// render): impact first (destructive changes, accelerators, cost), then every object.
+    #[command(
+        after_help = "Examples:\n  kubectl aiml diff                          # HEAD against the working tree\n  kubectl aiml diff --base origin/main -o markdown > comment.md\n  kubectl aiml diff --render --exit-code     # what a render would change now"
+    )]
+    Diff {
+        /// The git revision to compare with.
+        #[arg(long, value_name = "REV", default_value = "HEAD")]
+        base: String,
+        /// Compare with what a render would write now, instead of the working tree.
+        #[arg(long)]
+        render: bool,
+        /// Exit 1 when anything differs.
+        #[arg(long)]
+        exit_code: bool,
+    },
     /// List blueprint kinds and the repository's blueprints.
     #[command(
         after_help = "Examples:\n  kubectl aiml blueprints -o json\n  kubectl aiml blueprints --schema MultisliceTraining > multislice.schema.json"
@@ -136,7 +155,7 @@ enum Command {
 pub enum Outcome {
     /// 0: success, nothing found.
     Success,
-    /// 1: findings, or stale output under `--check`.
+    /// 1: findings, stale output under `--check`, differences under `diff --exit-code`.
     Findings,
     /// 2: the command could not do its job.
     Failure,
@@ -210,6 +229,10 @@ impl Context<'_> {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    if cli.global.output == Output::Markdown && !matches!(cli.command, Command::Diff { .. }) {
+        anyhow::bail!("`-o markdown` is for `kubectl aiml diff`; use `-o text` or `-o json`");
+    }
+    let output = cli.global.output;
     let printer = Printer::new(&cli.global);
     let limits = Limits::from_env()?;
     let extra_schemas;
@@ -250,6 +273,19 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             },
         ),
         Command::Validate { paths } => validate::run(&context, &paths),
+        Command::Diff {
+            base,
+            render,
+            exit_code,
+        } => diff::run(
+            &context,
+            output,
+            &diff::Options {
+                base,
+                render,
+                exit_code,
+            },
+        ),
         Command::Blueprints { schema: Some(kind) } => blueprints::schema(&context, &kind),
         Command::Blueprints { schema: None } => blueprints::list(&context),
         Command::Rules { id } => rules::run(&context, id.as_deref()),

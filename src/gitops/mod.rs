@@ -16,6 +16,7 @@ pub mod commit;
 pub mod diff;
 pub mod impact;
 pub mod prices;
+pub mod report;
 
 use std::path::{Path, PathBuf};
 
