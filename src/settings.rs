@@ -84,7 +84,7 @@ pub struct Git {
     pub dir: String,
     /// How the engines authenticate to the repository.
     pub auth: GitAuth,
-    /// The Google service account to authenticate as, with [`GitAuth::GcpServiceAccount`].
+    /// The Google service account to authenticate as, with [`GitAuth::Gcpserviceaccount`].
     pub gcp_service_account_email: Option<String>,
 }
 

@@ -775,3 +775,21 @@ fn settings_are_read_strictly() {
     insta::assert_snapshot!(run.stderr);
     assert!(repo.generated().is_empty());
 }
+
+/// The CI examples the README points at parse, and run the documented commands.
+#[test]
+fn ci_examples_run_the_review_commands() {
+    for file in [
+        "examples/ci/github-actions.yaml",
+        "examples/ci/cloudbuild.yaml",
+    ] {
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let documents =
+            aiml::yaml::parse_documents(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(documents.len(), 1, "{file}");
+        assert!(text.contains("kubectl-aiml render --check"), "{file}");
+        assert!(text.contains("kubectl-aiml diff --base"), "{file}");
+        assert!(text.contains("-o markdown"), "{file}");
+    }
+}
