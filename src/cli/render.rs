@@ -87,17 +87,23 @@ pub(super) fn run(
             HandEdits::Refuse
         },
     )?;
-    drop(workspace);
     report_foreign(context, &comparison);
     context.printer.err(&format!(
-        "rendered {} ({}); {} changed\n",
+        "rendered {} ({}){}; {} changed\n",
         plural(report.blueprints.len(), "blueprint"),
         plural(report.object_count(), "object"),
+        if report.sync {
+            " and the sync wiring"
+        } else {
+            ""
+        },
         plural(comparison.drift.len(), "file")
     ));
     let (Some(prepared), Some(commit_options)) = (prepared, &options.commit) else {
         return Ok(Outcome::Success);
     };
+    // The lock is held until the commit is made: no other render changes the files between
+    // the swap and the commit.
     let committed = commit::commit(
         &prepared,
         commit_options.message.as_deref(),

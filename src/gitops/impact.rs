@@ -274,15 +274,9 @@ fn inventory(side: &Side) -> Inventory {
             nodes,
             accelerator: None,
         };
-        let family = pool.tpu.as_ref().map(|tpu| {
-            tpu.machine
-                .family
-                .display_name()
-                .trim_start_matches("TPU ")
-                .trim()
-        });
-        if let (Some(tpu), Some(family)) = (&pool.tpu, family) {
-            let name = format!("TPU {family}");
+        let family = pool.tpu.as_ref().map(|tpu| price_item(tpu.machine.family));
+        if let Some(tpu) = &pool.tpu {
+            let name = tpu.machine.family.display_name().to_string();
             *inventory
                 .accelerators
                 .entry((name.clone(), "chips", "node pools"))
@@ -356,16 +350,7 @@ fn inventory(side: &Side) -> Inventory {
         if let Some(request) = &group.tpu {
             let name = group.tpu_target.as_ref().map_or_else(
                 || "TPU (type not selected)".to_string(),
-                |target| {
-                    format!(
-                        "TPU {}",
-                        target
-                            .family
-                            .display_name()
-                            .trim_start_matches("TPU ")
-                            .trim()
-                    )
-                },
+                |target| target.family.display_name().to_string(),
             );
             *inventory
                 .accelerators
@@ -501,6 +486,13 @@ pub fn assess(base: &Side, head: &Side, objects: &[ObjectDiff]) -> Impact {
     }
     impact.cost = cost(&before, &after);
     impact
+}
+
+/// A TPU family as the price table names it: `v4`, `v5e`, `v5p`, `v6e` (the display name
+/// without `TPU `).
+fn price_item(family: crate::catalog::TpuFamily) -> &'static str {
+    let name = family.display_name();
+    name.strip_prefix("TPU ").unwrap_or(name)
 }
 
 fn kind_noun(kind: &str) -> &'static str {

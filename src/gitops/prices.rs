@@ -146,7 +146,7 @@ impl Prices {
         };
         if let Some((family, chips)) = node.tpu {
             let Some((row, fell_back)) = self.find("tpu-chip", family, region) else {
-                return Err(format!("no price for TPU {family} chips in `{region}`"));
+                return Err(format!("no price for `{family}` TPU chips in `{region}`"));
             };
             add(row, fell_back, f64::from(chips), &mut price);
             price.detail = format!("{chips} TPU {family} chips x ${:.2}", row.usd_per_hour);

@@ -66,16 +66,22 @@ fn summary(diff: &Diff) -> String {
             diff.base, diff.head
         );
     }
-    let blueprints = diff.blueprints.len();
+    let wiring = diff.blueprints.contains_key(crate::sync::SYNC_DIR);
+    let blueprints = diff.blueprints.len() - usize::from(wiring);
+    let mut scope = match blueprints {
+        0 => String::new(),
+        1 => "1 blueprint".to_string(),
+        n => format!("{n} blueprints"),
+    };
+    if wiring {
+        if !scope.is_empty() {
+            scope.push_str(" and ");
+        }
+        scope.push_str("the sync wiring");
+    }
     format!(
-        "{} → {}: {} added, {} removed, {} changed in {} blueprint{}",
-        diff.base,
-        diff.head,
-        totals.added,
-        totals.removed,
-        totals.changed,
-        blueprints,
-        if blueprints == 1 { "" } else { "s" }
+        "{} → {}: {} added, {} removed, {} changed in {scope}",
+        diff.base, diff.head, totals.added, totals.removed, totals.changed,
     )
 }
 
