@@ -29,7 +29,8 @@ pub(super) fn run(
     } else {
         options.base.clone()
     };
-    let base = diff::read_tree(&repo, tree.as_ref())?;
+    let limit = context.limits.max_file_size;
+    let base = diff::read_tree(&repo, tree.as_ref(), limit)?;
     let (head, head_label) = if options.render {
         let loaded = context.load(&root)?;
         let (temporary, _report) = match super::render::fresh(context, &root, &loaded, &[])? {
@@ -37,11 +38,14 @@ pub(super) fn run(
             Err(outcome) => return Ok(outcome),
         };
         (
-            diff::read_dir(&temporary.path().join(RENDERED_DIR))?,
+            diff::read_dir(&temporary.path().join(RENDERED_DIR), limit)?,
             "fresh render",
         )
     } else {
-        (diff::read_dir(&root.join(RENDERED_DIR))?, "working tree")
+        (
+            diff::read_dir(&root.join(RENDERED_DIR), limit)?,
+            "working tree",
+        )
     };
     let compared = diff::diff(&base, &head, &base_label, head_label);
     let text = match output {

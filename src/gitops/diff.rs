@@ -107,8 +107,9 @@ fn is_object_file(relative: &str) -> bool {
 }
 
 /// The rendered objects under `rendered` (a folder on disk: the working tree's `rendered/`
-/// or a staging folder's); paths are shown as `rendered/…`.
-pub fn read_dir(rendered: &Path) -> Result<Side, std::io::Error> {
+/// or a staging folder's); paths are shown as `rendered/…`. Only regular files of at most
+/// `limit` bytes are read (others are named and refused, as every input is).
+pub fn read_dir(rendered: &Path, limit: u64) -> Result<Side, crate::repo::ReadError> {
     let mut side = Side::default();
     if !rendered.is_dir() {
         return Ok(side);
@@ -118,17 +119,19 @@ pub fn read_dir(rendered: &Path) -> Result<Side, std::io::Error> {
         let Some((folder, rest)) = relative.split_once('/') else {
             continue;
         };
-        if !is_object_file(rest) || !fs_err::symlink_metadata(&path)?.is_file() {
+        if !is_object_file(rest) {
             continue;
         }
-        let text = fs_err::read_to_string(&path)?;
-        side.add(folder, format!("{RENDERED_DIR}/{relative}"), &text);
+        let display = format!("{RENDERED_DIR}/{relative}");
+        let text = crate::repo::read_text(&path, &display, limit)?;
+        side.add(folder, display, &text);
     }
     Ok(side)
 }
 
-/// The rendered objects of `tree` (a commit's tree; `None`: nothing).
-pub fn read_tree(repo: &Repo, tree: Option<&git2::Tree<'_>>) -> Result<Side, GitError> {
+/// The rendered objects of `tree` (a commit's tree; `None`: nothing); files above `limit`
+/// bytes are left out as unreadable.
+pub fn read_tree(repo: &Repo, tree: Option<&git2::Tree<'_>>, limit: u64) -> Result<Side, GitError> {
     let mut side = Side::default();
     let Some(tree) = tree else {
         return Ok(side);
@@ -158,6 +161,10 @@ pub fn read_tree(repo: &Repo, tree: Option<&git2::Tree<'_>>) -> Result<Side, Git
         }
         let blob = repo.repo.find_blob(id)?;
         let path = format!("{RENDERED_DIR}/{relative}");
+        if u64::try_from(blob.size()).unwrap_or(u64::MAX) > limit {
+            side.unreadable.push(path);
+            continue;
+        }
         match std::str::from_utf8(blob.content()) {
             Ok(text) => side.add(folder, path, text),
             Err(_) => side.unreadable.push(path),

@@ -489,3 +489,43 @@ pub fn json(diff: &Diff) -> Result<String, serde_json::Error> {
 fn round(value: f64) -> f64 {
     (value * 10_000.0).round() / 10_000.0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gitops::diff::{Side, diff, read_dir};
+
+    #[test]
+    fn the_summary_names_the_sync_wiring_apart_from_blueprints() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let full = dir.path().join(path);
+            fs_err::create_dir_all(full.parent().unwrap()).unwrap();
+            fs_err::write(full, text).unwrap();
+        };
+        write(
+            "a/workload/ns/configmap_c.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ns}\ndata: {k: \"1\\n2\\n\"}\n",
+        );
+        write(
+            "_sync/clusters/p/l/c/config-management-system/rootsync.configsync.gke.io_aiml-a.yaml",
+            "apiVersion: configsync.gke.io/v1beta1\nkind: RootSync\nmetadata: {name: aiml-a, namespace: config-management-system}\n",
+        );
+        let head = read_dir(dir.path(), u64::MAX).unwrap();
+        let compared = diff(&Side::default(), &head, "HEAD", "working tree");
+        let text = text(&compared);
+        assert!(
+            text.starts_with(
+                "HEAD → working tree: 2 added, 0 removed, 0 changed in 1 blueprint and the sync wiring\n"
+            ),
+            "{text}"
+        );
+        let markdown = markdown(&compared);
+        assert!(
+            markdown.contains("<details><summary><code>+ ConfigMap ns/c</code> (a)</summary>"),
+            "{markdown}"
+        );
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("x|y"), "`x\\|y`");
+    }
+}
