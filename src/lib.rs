@@ -12,7 +12,10 @@
 //!    (embedded minijinja templates, every interpolation JSON-escaped).
 //! 5. [`kustomize`] builds each overlay folder with the real kustomize.
 //! 6. [`manifest`] splits the output into objects; [`validate`] runs every rule on them.
-//! 7. [`render`] writes `overlays/` and `rendered/` atomically, or compares them (`--check`).
+//! 7. [`render`] writes `overlays/` and `rendered/` atomically, or compares them (`--check`),
+//!    with the GitOps wiring [`sync`] derives from the [`settings`] (`aiml.yaml`).
+//! 8. [`gitops`] commits what was written (`render --commit`) and compares the rendered objects
+//!    of two revisions (`diff`) with their impact: destructive changes, accelerators, cost.
 //!
 //! [`diagnostic`] holds the findings every stage reports.
 
@@ -21,6 +24,7 @@ pub mod blueprint;
 pub mod catalog;
 pub mod diagnostic;
 pub mod gcp;
+pub mod gitops;
 pub mod kinds;
 pub mod kustomize;
 pub mod limits;
@@ -32,6 +36,8 @@ pub mod repo;
 pub mod rules;
 pub mod schema;
 pub mod secrets;
+pub mod settings;
+pub mod sync;
 pub mod validate;
 pub mod workspace;
 pub mod yaml;

@@ -26,6 +26,8 @@ use crate::overlay::TemplateError;
 use crate::plan::{Planner, Repository};
 use crate::repo::{self, OVERLAYS_DIR, RENDERED_DIR};
 use crate::schema::{CheckOptions, Schemas};
+use crate::settings::Settings;
+use crate::sync;
 use crate::validate::{self, Object};
 use crate::workspace;
 
@@ -96,6 +98,9 @@ pub enum RenderError {
         /// The overlay folder.
         target: String,
     },
+    /// The sync wiring could not be rendered (a bug in this binary).
+    #[error(transparent)]
+    Sync(#[from] sync::SyncError),
     /// Names given on the command line that are not blueprints.
     #[error("no blueprint named {}", .0.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "))]
     UnknownNames(Vec<String>),
@@ -114,6 +119,8 @@ pub struct BlueprintResult {
     pub suppressed: usize,
     /// One-line description.
     pub description: String,
+    /// Objects per target folder: the blueprint's sync roots.
+    pub roots: sync::Roots,
 }
 
 /// Everything a render (or check, or validate) found.
@@ -123,6 +130,8 @@ pub struct Report {
     pub blueprints: Vec<BlueprintResult>,
     /// Loading problems and every blueprint's findings, sorted.
     pub diagnostics: Vec<Diagnostic>,
+    /// Whether the sync wiring (`rendered/_sync/`) was staged.
+    pub sync: bool,
 }
 
 impl Report {
@@ -142,6 +151,17 @@ impl Report {
     #[must_use]
     pub fn has_input_errors(&self) -> bool {
         self.diagnostics.iter().any(blueprint::is_input_error)
+    }
+
+    /// The folders under `overlays/` and `rendered/` this render staged: every rendered
+    /// blueprint's, and the sync wiring's.
+    #[must_use]
+    pub fn folders(&self) -> Vec<String> {
+        let mut folders: Vec<String> = self.blueprints.iter().map(|b| b.name.clone()).collect();
+        if self.sync {
+            folders.push(sync::SYNC_DIR.to_string());
+        }
+        folders
     }
 
     /// Objects rendered over all blueprints.
@@ -172,6 +192,7 @@ pub fn build(
     let mut report = Report {
         blueprints: Vec::new(),
         diagnostics: loaded.diagnostics.clone(),
+        sync: false,
     };
     let all = unique_blueprints(loaded, registry);
     if !names.is_empty() {
@@ -191,7 +212,7 @@ pub fn build(
     // Phase 2: plan, compile, build and validate the selected blueprints in parallel.
     let results: Vec<Result<BlueprintResult, RenderError>> = selected(&read, names)
         .par_iter()
-        .map(|r| build_one(r, &repository, kustomize, checks, staging))
+        .map(|r| build_one(r, &repository, &loaded.settings, kustomize, checks, staging))
         .collect();
     for result in results {
         let result = result?;
@@ -210,8 +231,50 @@ pub fn build(
     report
         .diagnostics
         .extend(collisions(&report.blueprints, &others, &read, &repository));
+    report.sync = stage_sync(loaded, &repository, &report.blueprints, root, staging)?;
     diagnostic::sort(&mut report.diagnostics);
     Ok(report)
+}
+
+/// Stages `rendered/_sync/` for every blueprint of the repository: those rendered now, and
+/// the others as their folders under `rendered/` hold them. Returns whether anything is wired.
+fn stage_sync(
+    loaded: &repo::Loaded,
+    repository: &Repository,
+    rendered: &[BlueprintResult],
+    root: &Path,
+    staging: &Path,
+) -> Result<bool, RenderError> {
+    if loaded.settings.wiring().is_none() {
+        return Ok(false);
+    }
+    let mut roots: BTreeMap<String, sync::Roots> = BTreeMap::new();
+    for name in repository.keys() {
+        if let Some(result) = rendered.iter().find(|b| &b.name == name) {
+            roots.insert(name.clone(), result.roots.clone());
+            continue;
+        }
+        let dir = root.join(RENDERED_DIR).join(name);
+        if fs_err::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            let paths: Vec<String> = repo::files_under(&dir)?
+                .iter()
+                .map(|path| repo::display_path(&dir, path))
+                .collect();
+            roots.insert(
+                name.clone(),
+                sync::Roots::from_paths(paths.iter().map(String::as_str)),
+            );
+        }
+    }
+    let Some(files) = sync::sync_folder(&loaded.settings, repository, &roots)? else {
+        return Ok(false);
+    };
+    workspace::write_folder(
+        &staging.join(RENDERED_DIR).join(sync::SYNC_DIR),
+        crate::settings::SETTINGS_FILE,
+        files.iter().map(|(p, c)| (p.as_str(), c.as_bytes())),
+    )?;
+    Ok(true)
 }
 
 /// The blueprints with a valid envelope, each name once. A duplicate name is already an error
@@ -267,19 +330,33 @@ fn selected<'r, 'a>(read: &'r [Read<'a>], names: &[String]) -> Vec<&'r Read<'a>>
         .collect()
 }
 
-/// Phase 2 for one blueprint, up to the overlay: plans and renders templates.
+/// Phase 2 for one blueprint, up to the overlay: plans and renders templates, and adds the
+/// fleet registration of a cluster it creates when the repository wires Config Sync.
 fn compile_one(
     read: &Read<'_>,
     repository: &Repository,
+    settings: &Settings,
 ) -> Result<(Option<kinds::Compiled>, Vec<Diagnostic>), RenderError> {
+    let template_error = |source| RenderError::Template {
+        blueprint: read.blueprint.name.to_string(),
+        source,
+    };
     let mut planner = Planner::new(&read.blueprint, repository);
-    let compiled = read
-        .spec
-        .compile(&mut planner)
-        .map_err(|source| RenderError::Template {
-            blueprint: read.blueprint.name.to_string(),
-            source,
-        })?;
+    let mut compiled = read.spec.compile(&mut planner).map_err(template_error)?;
+    if let Some(compiled) = &mut compiled
+        && let Some(fleet) = sync::fleet_objects(settings, repository, read.blueprint.name)
+            .map_err(template_error)?
+    {
+        compiled
+            .overlay
+            .add_resources(
+                manifest::Plane::ConfigConnector,
+                &read.blueprint,
+                sync::FLEET_FILE,
+                fleet,
+            )
+            .map_err(template_error)?;
+    }
     Ok((compiled, planner.finish()))
 }
 
@@ -303,7 +380,7 @@ pub fn compile(
     let (read, repository) = read_all(unique_blueprints(loaded, registry), &mut diagnostics);
     let mut out = Vec::new();
     for r in selected(&read, names) {
-        let (compiled, found) = compile_one(r, &repository)?;
+        let (compiled, found) = compile_one(r, &repository, &loaded.settings)?;
         diagnostics.extend(found);
         out.push(CompiledBlueprint {
             name: r.blueprint.name.to_string(),
@@ -317,13 +394,14 @@ pub fn compile(
 fn build_one(
     read: &Read<'_>,
     repository: &Repository,
+    settings: &Settings,
     kustomize: &Kustomize,
     checks: Checks<'_>,
     staging: &Path,
 ) -> Result<BlueprintResult, RenderError> {
     let blueprint = &read.blueprint;
     let name = blueprint.name.to_string();
-    let (compiled, mut diagnostics) = compile_one(read, repository)?;
+    let (compiled, mut diagnostics) = compile_one(read, repository, settings)?;
     let Some(compiled) = compiled else {
         let suppressed = suppress(blueprint, &mut diagnostics);
         return Ok(BlueprintResult {
@@ -332,6 +410,7 @@ fn build_one(
             objects: Vec::new(),
             suppressed,
             description: String::new(),
+            roots: sync::Roots::default(),
         });
     };
     let overlay_dir = staging.join(OVERLAYS_DIR).join(&name);
@@ -370,6 +449,8 @@ fn build_one(
     }
     manifests.sort_by(|a, b| a.path.cmp(&b.path));
     diagnostics.extend(check_manifests(blueprint, &manifests, checks));
+    let roots = sync::Roots::from_paths(manifests.iter().map(|m| m.path.as_str()));
+    diagnostics.extend(sync::root_size_findings(blueprint, &roots));
     let rendered_dir = staging.join(RENDERED_DIR).join(&name);
     workspace::write_folder(
         &rendered_dir,
@@ -387,6 +468,7 @@ fn build_one(
         objects,
         suppressed,
         description: compiled.description,
+        roots,
     })
 }
 

@@ -35,8 +35,12 @@ pub struct SourceFile {
 pub struct Loaded {
     /// Files in path order.
     pub files: Vec<SourceFile>,
-    /// Problems found while loading (syntax, envelope, duplicate names).
+    /// Problems found while loading (syntax, envelope, duplicate names, settings).
     pub diagnostics: Vec<Diagnostic>,
+    /// The repository's settings (`aiml.yaml`; defaults without it).
+    pub settings: crate::settings::Settings,
+    /// `aiml.yaml`, when the repository has one (for diagnostic snippets).
+    pub settings_file: Option<SourceFile>,
 }
 
 impl Loaded {
@@ -98,6 +102,7 @@ impl Loaded {
     pub fn text(&self, path: &str) -> Option<String> {
         self.files
             .iter()
+            .chain(&self.settings_file)
             .find(|f| f.path == path)
             .map(|f| f.text.clone())
     }
@@ -325,5 +330,9 @@ pub fn load(root: &Path, registry: &Registry, limit: u64) -> Result<Loaded, Read
         loaded.files.push(file);
     }
     loaded.check_envelopes(registry);
+    let settings = crate::settings::load(root, limit)?;
+    loaded.settings = settings.settings;
+    loaded.settings_file = settings.file;
+    loaded.diagnostics.extend(settings.diagnostics);
     Ok(loaded)
 }

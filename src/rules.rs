@@ -48,6 +48,8 @@ pub enum Stage {
     Schema,
     /// Rules over Kubernetes objects.
     Manifest,
+    /// The GitOps wiring: sync roots.
+    Sync,
 }
 
 /// Every rule, with the stage that reports it, sorted by stage then id. A rule checked at two
@@ -68,7 +70,9 @@ pub fn all() -> Vec<(Stage, Rule)> {
         .chain(crate::schema::RULES.iter().map(|r| (Stage::Schema, *r)))
         .chain(crate::plan::RULES.iter().map(|r| (Stage::Blueprint, *r)))
         .chain(kind_rules.into_iter().map(|r| (Stage::Blueprint, r)))
-        .chain(crate::blueprint::RULES.iter().map(|r| (Stage::Input, *r)));
+        .chain(crate::blueprint::RULES.iter().map(|r| (Stage::Input, *r)))
+        .chain(crate::settings::RULES.iter().map(|r| (Stage::Input, *r)))
+        .chain(crate::sync::RULES.iter().map(|r| (Stage::Sync, *r)));
     for (stage, rule) in stages {
         if !rules.iter().any(|(_, known)| known.id == rule.id) {
             rules.push((stage, rule));
@@ -213,6 +217,8 @@ mod tests {
     fn rule_ids_are_unique_kebab_case() {
         for stage in [
             crate::blueprint::RULES,
+            crate::settings::RULES,
+            crate::sync::RULES,
             crate::plan::RULES,
             crate::schema::RULES,
             crate::validate::RULES,

@@ -90,12 +90,18 @@ fn check_reports_stale_missing_and_extra_files() {
     would add overlays/multislice-v4-32-training/workload/resources.yaml
     would remove rendered/deleted-blueprint/.aiml-generated
     would remove rendered/deleted-blueprint/workload/_cluster/namespace_x.yaml
-    would change rendered/multislice-v4-32-training/workload/multislice-v4-32-training/jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml
+    would change rendered/multislice-v4-32-training/workload/multislice-v4-32-training/jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml (edited by hand)
     4 files out of date: run `kubectl aiml render` and commit the result
     ");
     assert_eq!(before, repo.generated(), "--check must not write");
 
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    // The hand edit would be lost: a render stops, names it and writes nothing.
+    let refused = repo.aiml(&["render"]);
+    assert_eq!(refused.code, 2, "{}", refused.transcript());
+    insta::assert_snapshot!(refused.stderr, @"error: a generated file was edited by hand since kubectl-aiml wrote it, and this render would overwrite it: `rendered/multislice-v4-32-training/workload/multislice-v4-32-training/jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml`; move the change into the blueprint, or pass `--force` to overwrite it");
+    assert_eq!(before, repo.generated(), "a refused render must not write");
+
+    assert_eq!(repo.aiml(&["render", "--force"]).code, 0);
     assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
     assert!(!repo.path().join("rendered/deleted-blueprint").exists());
     assert!(

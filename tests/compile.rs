@@ -5,7 +5,8 @@
 //! is snapshotted as `compile__<case>@<blueprint>.snap`. The cases cover every `existing: true`
 //! branch, single- and multi-host TPU types, a cluster shared between blueprints and the
 //! optional parts of the spec. A second test renders each case with the real kustomize and
-//! checks that the pipeline accepts the result (every rule passes).
+//! checks that the pipeline accepts the result (every rule passes). A case may hold an
+//! `aiml.yaml` (the repository settings): its GitOps wiring is then part of the overlays.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -70,6 +71,11 @@ fn every_case_renders_with_kustomize_and_passes_every_rule() {
         let name = case_name(&case);
         let repo = tempfile::tempdir().expect("temp dir");
         copy_dir(&case.join("blueprints"), &repo.path().join("blueprints"));
+        let settings = case.join(aiml::settings::SETTINGS_FILE);
+        if settings.exists() {
+            std::fs::copy(&settings, repo.path().join(aiml::settings::SETTINGS_FILE))
+                .expect("copy settings");
+        }
         let output = Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
             .arg("render")
             .current_dir(repo.path())
@@ -82,7 +88,7 @@ fn every_case_renders_with_kustomize_and_passes_every_rule() {
             String::from_utf8_lossy(&output.stderr)
         );
         let check = Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
-            .args(["validate", "rendered"])
+            .args(["validate", "--strict", "rendered"])
             .current_dir(repo.path())
             .env("NO_COLOR", "1")
             .output()

@@ -63,6 +63,7 @@ pub const INPUT_RULES: &[&str] = &[
     "blueprint-name",
     "blueprint-name-duplicate",
     "blueprint-object-collision",
+    crate::settings::SETTINGS_SCHEMA,
 ];
 
 /// Whether `diagnostic` is about malformed input rather than a finding.

@@ -5,6 +5,7 @@
 //! closed stdout (`… | head`) stops printing but never changes the exit code.
 
 mod blueprints;
+mod diff;
 mod render;
 mod rules;
 mod validate;
@@ -71,13 +72,15 @@ struct Global {
 enum Output {
     Text,
     Json,
+    /// Markdown, for pull-request comments (`diff` only).
+    Markdown,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Compile blueprints into overlays/ and rendered/, validating everything.
     #[command(
-        after_help = "Examples:\n  kubectl aiml render\n  kubectl aiml render multislice-v4-32-training\n  kubectl aiml render --check"
+        after_help = "Examples:\n  kubectl aiml render\n  kubectl aiml render multislice-v4-32-training\n  kubectl aiml render --check\n  kubectl aiml render --commit -m \"Train on four slices\"\n  kubectl aiml render --commit --branch aiml/four-slices   # for a pull request"
     )]
     Render {
         /// Blueprints to render (default: all).
@@ -85,6 +88,21 @@ enum Command {
         /// Write nothing; exit 1 when overlays/ or rendered/ differ from a fresh render.
         #[arg(long)]
         check: bool,
+        /// Overwrite generated files that were edited by hand (by default a render that
+        /// would overwrite them stops and names them).
+        #[arg(long, conflicts_with = "check")]
+        force: bool,
+        /// Then commit the changed blueprints, overlays and rendered files as one commit
+        /// (identity from git config or GIT_AUTHOR_NAME / GIT_AUTHOR_EMAIL).
+        #[arg(long, conflicts_with = "check")]
+        commit: bool,
+        /// The commit message (the list of changed blueprints follows it).
+        #[arg(short, long, value_name = "MESSAGE", requires = "commit")]
+        message: Option<String>,
+        /// Commit on this branch (created from HEAD when absent) without touching the
+        /// checkout: HEAD, the index and other files stay as they are.
+        #[arg(long, value_name = "NAME", requires = "commit")]
+        branch: Option<String>,
     },
     /// Validate blueprints, or any Kubernetes YAML files or folders, with every rule.
     #[command(
@@ -93,6 +111,22 @@ enum Command {
     Validate {
         /// Files or folders (default: the repository's blueprints).
         paths: Vec<PathBuf>,
+    },
+    /// Compare the rendered objects of a git revision with the working tree (or a fresh
+    /// render): impact first (destructive changes, accelerators, cost), then every object.
+    #[command(
+        after_help = "Examples:\n  kubectl aiml diff                          # HEAD against the working tree\n  kubectl aiml diff --base origin/main -o markdown > comment.md\n  kubectl aiml diff --render --exit-code     # what a render would change now"
+    )]
+    Diff {
+        /// The git revision to compare with.
+        #[arg(long, value_name = "REV", default_value = "HEAD")]
+        base: String,
+        /// Compare with what a render would write now, instead of the working tree.
+        #[arg(long)]
+        render: bool,
+        /// Exit 1 when anything differs.
+        #[arg(long)]
+        exit_code: bool,
     },
     /// List blueprint kinds and the repository's blueprints.
     #[command(
@@ -121,7 +155,7 @@ enum Command {
 pub enum Outcome {
     /// 0: success, nothing found.
     Success,
-    /// 1: findings, or stale output under `--check`.
+    /// 1: findings, stale output under `--check`, differences under `diff --exit-code`.
     Findings,
     /// 2: the command could not do its job.
     Failure,
@@ -195,6 +229,10 @@ impl Context<'_> {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    if cli.global.output == Output::Markdown && !matches!(cli.command, Command::Diff { .. }) {
+        anyhow::bail!("`-o markdown` is for `kubectl aiml diff`; use `-o text` or `-o json`");
+    }
+    let output = cli.global.output;
     let printer = Printer::new(&cli.global);
     let limits = Limits::from_env()?;
     let extra_schemas;
@@ -218,8 +256,36 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         suppressions: Suppressions::global(&cli.global.ignore)?,
     };
     match cli.command {
-        Command::Render { names, check } => render::run(&context, &names, check),
+        Command::Render {
+            names,
+            check,
+            force,
+            commit,
+            message,
+            branch,
+        } => render::run(
+            &context,
+            &names,
+            &render::Options {
+                check,
+                force,
+                commit: commit.then_some(render::CommitOptions { message, branch }),
+            },
+        ),
         Command::Validate { paths } => validate::run(&context, &paths),
+        Command::Diff {
+            base,
+            render,
+            exit_code,
+        } => diff::run(
+            &context,
+            output,
+            &diff::Options {
+                base,
+                render,
+                exit_code,
+            },
+        ),
         Command::Blueprints { schema: Some(kind) } => blueprints::schema(&context, &kind),
         Command::Blueprints { schema: None } => blueprints::list(&context),
         Command::Rules { id } => rules::run(&context, id.as_deref()),

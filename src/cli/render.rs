@@ -1,33 +1,69 @@
-//! `kubectl aiml render [NAME…] [--check]`.
+//! `kubectl aiml render [NAME…] [--check] [--force] [--commit [-m MESSAGE] [--branch NAME]]`.
 
-use aiml::render;
-use aiml::workspace::{self, Change, Comparison, Workspace};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use aiml::gitops::commit::{self, Committed};
+use aiml::render::{self, Report};
+use aiml::repo::Loaded;
+use aiml::workspace::{self, Change, Comparison, HandEdits, Workspace};
 
 use super::{Context, Outcome, outcome_of, plural};
 
-pub(super) fn run(context: &Context<'_>, names: &[String], check: bool) -> anyhow::Result<Outcome> {
+/// What `render` was asked to do.
+pub(super) struct Options {
+    /// Compare only (`--check`).
+    pub check: bool,
+    /// Overwrite hand edits (`--force`).
+    pub force: bool,
+    /// Commit the result (`--commit`).
+    pub commit: Option<CommitOptions>,
+}
+
+/// `--commit` and its flags.
+pub(super) struct CommitOptions {
+    /// `-m`.
+    pub message: Option<String>,
+    /// `--branch`.
+    pub branch: Option<String>,
+}
+
+pub(super) fn run(
+    context: &Context<'_>,
+    names: &[String],
+    options: &Options,
+) -> anyhow::Result<Outcome> {
     let root = context.root()?;
-    let loaded = context.load(&root)?;
-    let kustomize = context.kustomize()?;
-    let full = names.is_empty();
-    // `--check` writes nothing into the repository: it stages in a temporary folder and only
-    // waits for a render in progress, so that it never reads a half-done swap.
-    let (workspace, temporary) = if check {
-        workspace::wait_for_renders(&root, context.limits.lock_timeout)?;
-        let temporary = tempfile::Builder::new().prefix("aiml-check-").tempdir()?;
-        (None, Some(temporary))
-    } else {
-        let workspace = Workspace::open(&root, context.limits.lock_timeout)?;
-        if let Some(recovered) = &workspace.recovered {
-            context.printer.err(&format!("note: {recovered}\n"));
+    // Everything a commit needs is checked before anything is written.
+    let prepared = match &options.commit {
+        Some(commit_options) => {
+            if !names.is_empty() {
+                anyhow::bail!(
+                    "`--commit` renders and commits every blueprint, so that the commit is consistent; leave out the names ({})",
+                    names.join(", ")
+                );
+            }
+            Some(commit::prepare(&root, commit_options.branch.as_deref())?)
         }
-        (Some(workspace), None)
+        None => None,
     };
-    let staging = match (&workspace, &temporary) {
-        (Some(workspace), _) => workspace.staging(),
-        (None, Some(temporary)) => temporary.path().to_path_buf(),
-        (None, None) => unreachable!("one of the two is set"),
-    };
+    let loaded = context.load(&root)?;
+    let full = names.is_empty();
+    if options.check {
+        let (temporary, report) = match fresh(context, &root, &loaded, names)? {
+            Ok(fresh) => fresh,
+            Err(outcome) => {
+                context.printer.err("nothing was written\n");
+                return Ok(outcome);
+            }
+        };
+        return check(context, &root, temporary.path(), &report, full);
+    }
+    let kustomize = context.kustomize()?;
+    let workspace = Workspace::open(&root, context.limits.lock_timeout)?;
+    if let Some(recovered) = &workspace.recovered {
+        context.printer.err(&format!("note: {recovered}\n"));
+    }
     let mut report = render::build(
         &loaded,
         &context.registry,
@@ -35,53 +71,160 @@ pub(super) fn run(context: &Context<'_>, names: &[String], check: bool) -> anyho
         &kustomize,
         context.checks,
         &root,
-        &staging,
+        &workspace.staging(),
     )?;
-    let suppressed = context.suppressions.apply(&mut report.diagnostics) + report.suppressed();
-    context
-        .printer
-        .diagnostics(&report.diagnostics, suppressed, &|f| loaded.text(f));
-    let outcome = outcome_of(&report);
+    let outcome = print_findings(context, &loaded, &mut report);
     if outcome != Outcome::Success {
         context.printer.err("nothing was written\n");
         return Ok(outcome);
     }
-    let rendered: Vec<String> = report.blueprints.iter().map(|b| b.name.clone()).collect();
-    let objects = report.object_count();
-    let Some(workspace) = workspace else {
-        let comparison = workspace::compare(&root, &staging, &rendered, full)?;
-        report_foreign(context, &comparison);
-        if comparison.drift.is_empty() {
-            context.printer.err(&format!(
-                "{} up to date ({})\n",
-                plural(rendered.len(), "blueprint"),
-                plural(objects, "object")
-            ));
-            return Ok(Outcome::Success);
-        }
-        for d in &comparison.drift {
-            let verb = match d.change {
-                Change::Added => "would add",
-                Change::Modified => "would change",
-                Change::Removed => "would remove",
-            };
-            context.printer.err(&format!("{verb} {}\n", d.path));
-        }
-        context.printer.err(&format!(
-            "{} out of date: run `kubectl aiml render` and commit the result\n",
-            plural(comparison.drift.len(), "file")
-        ));
-        return Ok(Outcome::Findings);
-    };
-    let comparison = workspace.commit(&rendered, full)?;
+    let comparison = workspace.commit(
+        &report.folders(),
+        full,
+        if options.force {
+            HandEdits::Overwrite
+        } else {
+            HandEdits::Refuse
+        },
+    )?;
     report_foreign(context, &comparison);
     context.printer.err(&format!(
-        "rendered {} ({}); {} changed\n",
-        plural(rendered.len(), "blueprint"),
-        plural(objects, "object"),
+        "rendered {} ({}){}; {} changed\n",
+        plural(report.blueprints.len(), "blueprint"),
+        plural(report.object_count(), "object"),
+        if report.sync {
+            " and the sync wiring"
+        } else {
+            ""
+        },
         plural(comparison.drift.len(), "file")
     ));
+    let (Some(prepared), Some(commit_options)) = (prepared, &options.commit) else {
+        return Ok(Outcome::Success);
+    };
+    // The lock is held until the commit is made: no other render changes the files between
+    // the swap and the commit.
+    let committed = commit::commit(
+        &prepared,
+        commit_options.message.as_deref(),
+        &blueprint_files(context, &loaded),
+    )
+    .map_err(|error| {
+        anyhow::anyhow!(
+            "the render succeeded and overlays/ and rendered/ hold its output, but the git commit failed: {error}; commit the files with git, or fix the cause and run `kubectl aiml render --commit` again (it renders nothing new and commits)"
+        )
+    })?;
+    match committed {
+        Committed::Nothing => context
+            .printer
+            .err("nothing to commit: blueprints, overlays and rendered output are as committed\n"),
+        Committed::Commit {
+            short_id,
+            branch,
+            subject,
+            files,
+            index_error,
+        } => {
+            context.printer.err(&format!(
+                "committed {short_id} on `{branch}`: {subject} ({})\n",
+                plural(files, "file")
+            ));
+            if let Some(error) = index_error {
+                anyhow::bail!(
+                    "committed {short_id}, but the git index could not be updated ({error}): `git status` shows the committed files as changed until `git reset -q` refreshes the index"
+                );
+            }
+        }
+    }
     Ok(Outcome::Success)
+}
+
+/// Renders into a temporary folder without touching the repository (waiting for a render in
+/// progress, so that it never reads a half-done swap), printing the findings. `Err` with the
+/// outcome when findings stop the render.
+pub(super) fn fresh(
+    context: &Context<'_>,
+    root: &Path,
+    loaded: &Loaded,
+    names: &[String],
+) -> anyhow::Result<Result<(tempfile::TempDir, Report), Outcome>> {
+    let kustomize = context.kustomize()?;
+    workspace::wait_for_renders(root, context.limits.lock_timeout)?;
+    let temporary = tempfile::Builder::new().prefix("aiml-check-").tempdir()?;
+    let mut report = render::build(
+        loaded,
+        &context.registry,
+        names,
+        &kustomize,
+        context.checks,
+        root,
+        temporary.path(),
+    )?;
+    let outcome = print_findings(context, loaded, &mut report);
+    if outcome != Outcome::Success {
+        return Ok(Err(outcome));
+    }
+    Ok(Ok((temporary, report)))
+}
+
+fn print_findings(context: &Context<'_>, loaded: &Loaded, report: &mut Report) -> Outcome {
+    let suppressed = context.suppressions.apply(&mut report.diagnostics) + report.suppressed();
+    context
+        .printer
+        .diagnostics(&report.diagnostics, suppressed, &|f| loaded.text(f));
+    outcome_of(report)
+}
+
+/// `render --check`: compares a fresh render in `staging` with the repository.
+fn check(
+    context: &Context<'_>,
+    root: &Path,
+    staging: &Path,
+    report: &Report,
+    full: bool,
+) -> anyhow::Result<Outcome> {
+    let comparison = workspace::compare(root, staging, &report.folders(), full)?;
+    report_foreign(context, &comparison);
+    if comparison.drift.is_empty() {
+        context.printer.err(&format!(
+            "{} up to date ({})\n",
+            plural(report.blueprints.len(), "blueprint"),
+            plural(report.object_count(), "object")
+        ));
+        return Ok(Outcome::Success);
+    }
+    for d in &comparison.drift {
+        let verb = match d.change {
+            Change::Added => "would add",
+            Change::Modified => "would change",
+            Change::Removed => "would remove",
+        };
+        let by_hand = if comparison.hand_edited.contains(&d.path) {
+            " (edited by hand)"
+        } else {
+            ""
+        };
+        context
+            .printer
+            .err(&format!("{verb} {}{by_hand}\n", d.path));
+    }
+    context.printer.err(&format!(
+        "{} out of date: run `kubectl aiml render` and commit the result\n",
+        plural(comparison.drift.len(), "file")
+    ));
+    Ok(Outcome::Findings)
+}
+
+/// Each blueprint file's blueprint names, for the commit message.
+fn blueprint_files(context: &Context<'_>, loaded: &Loaded) -> BTreeMap<String, Vec<String>> {
+    let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for blueprint in loaded.blueprints(&context.registry) {
+        files
+            .entry(blueprint.file.to_string())
+            .or_default()
+            .push(blueprint.name.to_string());
+    }
+    files
 }
 
 /// Entries under `overlays/` and `rendered/` that the tool did not generate are left alone,

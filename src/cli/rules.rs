@@ -26,6 +26,7 @@ pub(super) fn run(context: &Context<'_>, id: Option<&str>) -> anyhow::Result<Out
                         rules::Stage::Blueprint => "BLUEPRINTS",
                         rules::Stage::Schema => "SCHEMAS",
                         rules::Stage::Manifest => "MANIFESTS (accelerators, node pools, Kueue)",
+                        rules::Stage::Sync => "SYNC ROOTS (Config Sync, Argo CD)",
                     };
                     if current.is_some() {
                         text.push('\n');

@@ -123,8 +123,8 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
         ));
     }
     Ok(outcome_of(&Report {
-        blueprints: Vec::new(),
         diagnostics,
+        ..Report::default()
     }))
 }
 

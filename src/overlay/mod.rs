@@ -72,6 +72,46 @@ impl Overlay {
         Ok(())
     }
 
+    /// Adds `file` (a YAML stream of objects) to the target folder for `plane`, creating the
+    /// folder if needed, and lists it in the folder's `kustomization.yaml` after
+    /// [`RESOURCES_FILE`].
+    pub fn add_resources(
+        &mut self,
+        plane: Plane,
+        blueprint: &Blueprint<'_>,
+        file: &str,
+        text: String,
+    ) -> Result<(), TemplateError> {
+        let dir = plane.dir();
+        let mut resources = Vec::new();
+        if self.files.contains_key(&format!("{dir}/{RESOURCES_FILE}")) {
+            resources.push(RESOURCES_FILE.to_string());
+        }
+        let prefix = format!("{dir}/");
+        resources.extend(
+            self.files
+                .keys()
+                .filter_map(|path| path.strip_prefix(&prefix))
+                .filter(|name| {
+                    *name != RESOURCES_FILE && *name != "kustomization.yaml" && *name != file
+                })
+                .map(str::to_string),
+        );
+        resources.push(file.to_string());
+        let kustomization = render(
+            "overlay/kustomization.yaml",
+            &minijinja::context! {
+                file => blueprint.file,
+                name => blueprint.name,
+                resources => resources,
+            },
+        )?;
+        self.files
+            .insert(format!("{dir}/kustomization.yaml"), kustomization);
+        self.files.insert(format!("{dir}/{file}"), text);
+        Ok(())
+    }
+
     /// Adds the `config-connector/` target for `infra`, unless it holds no object.
     pub fn add_infrastructure(
         &mut self,
@@ -141,6 +181,14 @@ const TEMPLATES: &[(&str, &str)] = &[
     (
         "triton/workload.yaml",
         include_str!("../kinds/triton/templates/workload.yaml"),
+    ),
+    (
+        "sync/fleet.yaml",
+        include_str!("../sync/templates/fleet.yaml"),
+    ),
+    (
+        "sync/roots.yaml",
+        include_str!("../sync/templates/roots.yaml"),
     ),
 ];
 

@@ -24,7 +24,8 @@
 
 #[cfg(test)]
 mod layering;
-mod model;
+// Also read by `gitops::impact`, to count the accelerators of node pools and workloads.
+pub(crate) mod model;
 mod rules;
 
 use crate::diagnostic::{self, Diagnostic, ObjectRef};

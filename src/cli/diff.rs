@@ -1,0 +1,62 @@
+//! `kubectl aiml diff [--base REV] [--render] [--exit-code]`: the rendered objects of a git
+//! revision against the working tree (or a fresh render), with their impact.
+
+use aiml::gitops::{Repo, diff, report};
+use aiml::repo::RENDERED_DIR;
+
+use super::{Context, Outcome, Output};
+
+/// What `diff` was asked to do.
+pub(super) struct Options {
+    /// `--base`.
+    pub base: String,
+    /// `--render`: compare with a fresh render instead of the working tree.
+    pub render: bool,
+    /// `--exit-code`: exit 1 when anything differs.
+    pub exit_code: bool,
+}
+
+pub(super) fn run(
+    context: &Context<'_>,
+    output: Output,
+    options: &Options,
+) -> anyhow::Result<Outcome> {
+    let root = context.root()?;
+    let repo = Repo::open(&root)?;
+    let tree = repo.tree_at(&options.base)?;
+    let base_label = if tree.is_none() {
+        format!("{} (no commits yet)", options.base)
+    } else {
+        options.base.clone()
+    };
+    let limit = context.limits.max_file_size;
+    let base = diff::read_tree(&repo, tree.as_ref(), limit)?;
+    let (head, head_label) = if options.render {
+        let loaded = context.load(&root)?;
+        let (temporary, _report) = match super::render::fresh(context, &root, &loaded, &[])? {
+            Ok(fresh) => fresh,
+            Err(outcome) => return Ok(outcome),
+        };
+        (
+            diff::read_dir(&temporary.path().join(RENDERED_DIR), limit)?,
+            "fresh render",
+        )
+    } else {
+        (
+            diff::read_dir(&root.join(RENDERED_DIR), limit)?,
+            "working tree",
+        )
+    };
+    let compared = diff::diff(&base, &head, &base_label, head_label);
+    let text = match output {
+        Output::Json => report::json(&compared)?,
+        Output::Markdown => report::markdown(&compared),
+        Output::Text => report::text(&compared),
+    };
+    context.printer.out(&text);
+    Ok(if options.exit_code && !compared.is_empty() {
+        Outcome::Findings
+    } else {
+        Outcome::Success
+    })
+}

@@ -1,0 +1,621 @@
+//! What a change of rendered objects does, before anyone reads the details:
+//!
+//! - **Destructive changes.** A changed Config Connector field that GCP cannot update in place
+//!   (`data/immutable-fields.tsv`: the CRDs' "Immutable" fields, plus the few GKE fields the
+//!   CRDs do not mark, such as a node pool's placement policy and a cluster's network): Config
+//!   Connector rejects the update, and the change only lands by deleting and recreating the
+//!   resource, which tears down a cluster or a TPU slice. And removals of stateful resources
+//!   (clusters, node pools, buckets, BigQuery datasets and tables, Artifact Registry
+//!   repositories, secrets, namespaces, volume claims), unless Config Connector abandons them.
+//! - **Accelerators.** TPU chips and GPUs per type, in node pools (nodes x chips or GPUs per
+//!   node) and in workloads (pods at full size x `google.com/tpu` or `nvidia.com/gpu`), before
+//!   and after, where they differ.
+//! - **Cost.** The on-demand hourly price of the node pools (and the GKE fee per cluster)
+//!   before and after, from [`super::prices`]: an estimate, with its sources, and every node
+//!   that could not be priced named.
+//!
+//! Both sides are read whole (totals, not only changed objects), with the validation models
+//! ([`crate::validate`]) reading node pools and pod templates as every rule reads them.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use serde::Serialize;
+
+use super::diff::{Change, ObjectDiff, Side, schema_path};
+use super::prices::{self, PRICES};
+use crate::diagnostic::ObjectRef;
+use crate::validate::model::{self, nodepool::NodePool};
+
+/// The immutable-field table, as shipped.
+pub const IMMUTABLE_FIELDS: &str = include_str!("../../data/immutable-fields.tsv");
+
+/// `(group, kind, path)` of every field GCP cannot update in place.
+static IMMUTABLE: LazyLock<Vec<(&'static str, &'static str, &'static str)>> = LazyLock::new(|| {
+    IMMUTABLE_FIELDS
+        .lines()
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .filter_map(|line| {
+            let mut fields = line.split('\t');
+            Some((fields.next()?, fields.next()?, fields.next()?))
+        })
+        .collect()
+});
+
+/// Whether `path` (a field path of a `kind` object of `group`) is, or is under, an immutable
+/// field.
+#[must_use]
+pub fn is_immutable(group: &str, kind: &str, path: &str) -> bool {
+    let path = schema_path(path);
+    IMMUTABLE.iter().any(|(g, k, immutable)| {
+        *g == group
+            && *k == kind
+            && (path == *immutable
+                || path
+                    .strip_prefix(immutable)
+                    .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('[')))
+    })
+}
+
+/// What the change means.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Impact {
+    /// Changes that delete something, or need it deleted.
+    pub destructive: Vec<Destructive>,
+    /// Accelerators gained or lost, per type and where they are counted.
+    pub accelerators: Vec<AcceleratorDelta>,
+    /// The hourly cost estimate.
+    pub cost: Cost,
+}
+
+impl Impact {
+    /// Whether there is anything to say.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.destructive.is_empty()
+            && self.accelerators.is_empty()
+            && self.cost.lines.is_empty()
+            && self.cost.unpriced.is_empty()
+    }
+}
+
+/// A destructive change.
+#[derive(Clone, Debug, Serialize)]
+pub struct Destructive {
+    /// The blueprint (folder under `rendered/`).
+    pub blueprint: String,
+    /// The object.
+    pub object: ObjectRef,
+    /// `recreate` (immutable fields changed) or `remove`.
+    pub action: &'static str,
+    /// The immutable fields that changed (for `recreate`).
+    pub fields: Vec<String>,
+    /// What is torn down, in words.
+    pub consequence: String,
+}
+
+/// Accelerators of one type, counted in node pools or in workloads.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AcceleratorDelta {
+    /// `TPU v4`, `nvidia-tesla-t4`, …
+    pub accelerator: String,
+    /// `chips` or `GPUs`.
+    pub unit: &'static str,
+    /// `node pools` or `workloads`.
+    pub counted_in: &'static str,
+    /// Before.
+    pub before: i64,
+    /// After.
+    pub after: i64,
+}
+
+/// The hourly cost estimate.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Cost {
+    /// USD per hour before, over what could be priced.
+    pub before_usd_per_hour: f64,
+    /// USD per hour after.
+    pub after_usd_per_hour: f64,
+    /// Node pools and clusters whose cost changes.
+    pub lines: Vec<CostLine>,
+    /// What could not be priced (never counted as zero).
+    pub unpriced: Vec<String>,
+    /// Caveats (fallback regions, autoscaling).
+    pub notes: Vec<String>,
+    /// Sources of the prices used: id, what, url, as-of.
+    pub sources: Vec<(String, String, String, String)>,
+}
+
+impl Cost {
+    /// After minus before.
+    #[must_use]
+    pub fn delta(&self) -> f64 {
+        self.after_usd_per_hour - self.before_usd_per_hour
+    }
+}
+
+/// One priced object whose cost changes.
+#[derive(Clone, Debug, Serialize)]
+pub struct CostLine {
+    /// The blueprint.
+    pub blueprint: String,
+    /// `ContainerNodePool my-project/pool`, …
+    pub object: String,
+    /// USD per hour before (`None`: absent or unpriced).
+    pub before_usd_per_hour: Option<f64>,
+    /// USD per hour after.
+    pub after_usd_per_hour: Option<f64>,
+    /// How the new (or old) figure is made up.
+    pub detail: String,
+}
+
+/// Config Connector kinds whose removal destroys state, and what goes with them.
+const STATEFUL: &[(&str, &str, &str)] = &[
+    (
+        "container.cnrm.cloud.google.com",
+        "ContainerCluster",
+        "the cluster and every workload on it are torn down",
+    ),
+    (
+        "container.cnrm.cloud.google.com",
+        "ContainerNodePool",
+        "its nodes are deleted",
+    ),
+    (
+        "storage.cnrm.cloud.google.com",
+        "StorageBucket",
+        "the bucket and the objects in it are deleted",
+    ),
+    (
+        "bigquery.cnrm.cloud.google.com",
+        "BigQueryDataset",
+        "the dataset and its tables are deleted",
+    ),
+    (
+        "bigquery.cnrm.cloud.google.com",
+        "BigQueryTable",
+        "the table and its data are deleted",
+    ),
+    (
+        "artifactregistry.cnrm.cloud.google.com",
+        "ArtifactRegistryRepository",
+        "the repository and its images are deleted",
+    ),
+    (
+        "secretmanager.cnrm.cloud.google.com",
+        "SecretManagerSecret",
+        "the secret and its versions are deleted",
+    ),
+    (
+        "pubsub.cnrm.cloud.google.com",
+        "PubSubSubscription",
+        "unacknowledged messages are lost",
+    ),
+    ("", "Namespace", "every object in the namespace is deleted"),
+    (
+        "",
+        "PersistentVolumeClaim",
+        "its volume is released (and deleted under the `Delete` reclaim policy)",
+    ),
+];
+
+/// What each side holds, counted.
+#[derive(Default)]
+struct Inventory {
+    /// (blueprint, object description) → (price or why not, detail).
+    priced: BTreeMap<(String, String), Result<(f64, String), String>>,
+    /// (accelerator, unit, counted in) → count.
+    accelerators: BTreeMap<(String, &'static str, &'static str), i64>,
+    /// Per node pool: what its nodes carry, for consequences.
+    pools: BTreeMap<(String, ObjectRef), PoolFacts>,
+    fell_back: Vec<String>,
+    autoscaling: Vec<String>,
+    sources: std::collections::BTreeSet<&'static str>,
+}
+
+#[derive(Clone, Debug)]
+struct PoolFacts {
+    nodes: i64,
+    /// `(accelerator, per node, unit)`.
+    accelerator: Option<(String, i64, &'static str)>,
+}
+
+fn describe(id: &ObjectRef) -> String {
+    match &id.namespace {
+        Some(namespace) => format!("{} {namespace}/{}", id.kind, id.name),
+        None => format!("{} {}", id.kind, id.name),
+    }
+}
+
+/// Nodes of a pool at its current size: `nodeCount`, else `initialNodeCount`, else the
+/// autoscaling minimum, per zone times the zones of `nodeLocations` (or the total minimum).
+fn nodes(spec: Option<&crate::yaml::Node>) -> (i64, bool) {
+    let Some(spec) = spec else { return (0, false) };
+    let count = |path: &[&str]| spec.at(path).and_then(crate::yaml::Node::as_count);
+    let zones = spec
+        .get("nodeLocations")
+        .and_then(crate::yaml::Node::as_seq)
+        .map_or(1, |zones| i64::try_from(zones.len().max(1)).unwrap_or(1));
+    let autoscaling = spec.get("autoscaling").is_some();
+    let per_zone = count(&["nodeCount"])
+        .or_else(|| count(&["initialNodeCount"]))
+        .or_else(|| count(&["autoscaling", "minNodeCount"]));
+    let nodes = per_zone
+        .map(|n| n * zones)
+        .or_else(|| count(&["autoscaling", "totalMinNodeCount"]))
+        .unwrap_or(1);
+    (nodes, autoscaling)
+}
+
+fn inventory(side: &Side) -> Inventory {
+    let objects = side.validate_objects();
+    let pools = model::nodepool::pools(&objects);
+    let mut inventory = Inventory::default();
+    let folder_of = |pool: &NodePool<'_>| {
+        side.objects
+            .values()
+            .find(|o| o.path == pool.object.file && o.id == pool.object.id)
+            .map_or_else(String::new, |o| o.folder.clone())
+    };
+    for pool in &pools {
+        let folder = folder_of(pool);
+        let spec = pool.object.node.get("spec");
+        let (nodes, autoscaling) = nodes(spec);
+        let location = spec
+            .and_then(|s| s.get("location"))
+            .and_then(crate::yaml::Node::as_str)
+            .unwrap_or("");
+        let region = crate::gcp::names::region_of(location);
+        let description = describe(&pool.object.id);
+        if autoscaling {
+            inventory.autoscaling.push(description.clone());
+        }
+        let mut facts = PoolFacts {
+            nodes,
+            accelerator: None,
+        };
+        let family = pool.tpu.as_ref().map(|tpu| price_item(tpu.machine.family));
+        if let Some(tpu) = &pool.tpu {
+            let name = tpu.machine.family.display_name().to_string();
+            *inventory
+                .accelerators
+                .entry((name.clone(), "chips", "node pools"))
+                .or_default() += nodes * i64::from(tpu.machine.chips);
+            facts.accelerator = Some((name, i64::from(tpu.machine.chips), "chips"));
+        }
+        for (gpu, per_node) in &pool.gpus {
+            *inventory
+                .accelerators
+                .entry((gpu.label.to_string(), "GPUs", "node pools"))
+                .or_default() += nodes * i64::from(*per_node);
+            facts.accelerator = Some((gpu.label.to_string(), i64::from(*per_node), "GPUs"));
+        }
+        inventory
+            .pools
+            .insert((folder.clone(), pool.object.id.clone()), facts);
+        let price = pool.machine_type.map_or_else(
+            || Err(format!("{description}: no machine type")),
+            |machine_type| {
+                let attached: Vec<(&str, u32)> = pool
+                    .gpus
+                    .iter()
+                    .filter(|(gpu, _)| gpu.attached)
+                    .map(|(gpu, count)| (gpu.label, *count))
+                    .collect();
+                let node = prices::Node {
+                    machine_type,
+                    tpu: pool
+                        .tpu
+                        .as_ref()
+                        .zip(family)
+                        .map(|(tpu, family)| (family, tpu.machine.chips)),
+                    attached_gpus: attached,
+                };
+                PRICES
+                    .node(&node, region)
+                    .map_err(|why| format!("{description}: {why}"))
+            },
+        );
+        let priced = price.map(|price| {
+            inventory.sources.extend(price.sources.iter().copied());
+            if price.fell_back {
+                inventory.fell_back.push(format!(
+                    "{description}: no price row for `{region}`, priced at {} rates",
+                    prices::FALLBACK_REGION
+                ));
+            }
+            // `as f64`: node counts are at most a few thousand.
+            #[expect(clippy::cast_precision_loss, reason = "node counts are small")]
+            let total = price.usd_per_hour * nodes as f64;
+            (total, format!("{nodes} x {} ({region})", price.detail))
+        });
+        inventory.priced.insert((folder, description), priced);
+    }
+    for object in side.objects.values() {
+        if object.id.group == "container.cnrm.cloud.google.com"
+            && object.id.kind == "ContainerCluster"
+            && let Some(fee) = PRICES.cluster_fee()
+        {
+            inventory.sources.insert(fee.source);
+            inventory.priced.insert(
+                (object.folder.clone(), describe(&object.id)),
+                Ok((fee.usd_per_hour, "GKE cluster management fee".to_string())),
+            );
+        }
+    }
+    for group in model::pod_groups(&objects, &pools) {
+        let Some(pods) = group.template.pods() else {
+            continue;
+        };
+        if let Some(request) = &group.tpu {
+            let name = group.tpu_target.as_ref().map_or_else(
+                || "TPU (type not selected)".to_string(),
+                |target| target.family.display_name().to_string(),
+            );
+            *inventory
+                .accelerators
+                .entry((name, "chips", "workloads"))
+                .or_default() += pods * request.count;
+        }
+        if let Some(request) = &group.gpu {
+            let name = group
+                .gpu_target
+                .map_or("GPU (type not selected)", |gpu| gpu.label)
+                .to_string();
+            *inventory
+                .accelerators
+                .entry((name, "GPUs", "workloads"))
+                .or_default() += pods * request.count;
+        }
+    }
+    inventory
+}
+
+/// Assesses a diff whose objects are `objects`, between `base` and `head`.
+#[must_use]
+pub fn assess(base: &Side, head: &Side, objects: &[ObjectDiff]) -> Impact {
+    let before = inventory(base);
+    let after = inventory(head);
+    let mut impact = Impact::default();
+    for object in objects {
+        let id = &object.object;
+        let pool_consequence = |inventory: &Inventory| {
+            let facts = inventory
+                .pools
+                .get(&(object.blueprint.clone(), id.clone()))?;
+            Some(match &facts.accelerator {
+                Some((accelerator, per_node, unit)) if unit == &"chips" => format!(
+                    "its TPU slice ({} {accelerator} chips on {} nodes) is torn down",
+                    per_node * facts.nodes,
+                    facts.nodes
+                ),
+                Some((accelerator, per_node, _)) => format!(
+                    "its {} `{accelerator}` GPUs on {} nodes are torn down",
+                    per_node * facts.nodes,
+                    facts.nodes
+                ),
+                None => format!("its {} nodes are deleted", facts.nodes),
+            })
+        };
+        let stateful = STATEFUL
+            .iter()
+            .find(|(group, kind, _)| *group == id.group && *kind == id.kind)
+            .map(|(_, _, consequence)| *consequence);
+        match &object.change {
+            Change::Changed | Change::Renamed { .. } => {
+                let fields: Vec<String> = object
+                    .fields
+                    .iter()
+                    .filter(|field| is_immutable(&id.group, &id.kind, &field.path))
+                    .map(|field| field.path.clone())
+                    .collect();
+                if fields.is_empty() {
+                    continue;
+                }
+                let gone = pool_consequence(&before)
+                    .or_else(|| stateful.map(str::to_string))
+                    .unwrap_or_else(|| "it is deleted and created again".to_string());
+                impact.destructive.push(Destructive {
+                    blueprint: object.blueprint.clone(),
+                    object: id.clone(),
+                    action: "recreate",
+                    consequence: format!(
+                        "GCP cannot update {} in place: Config Connector rejects the change until the {} is deleted and recreated, and then {gone}",
+                        fields
+                            .iter()
+                            .map(|f| format!("`{f}`"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        kind_noun(&id.kind),
+                    ),
+                    fields,
+                });
+            }
+            Change::Removed => {
+                let Some(stateful) = stateful else { continue };
+                let abandoned = base
+                    .objects
+                    .values()
+                    .find(|o| o.folder == object.blueprint && o.id == *id)
+                    .and_then(|o| {
+                        o.node
+                            .at(&[
+                                "metadata",
+                                "annotations",
+                                "cnrm.cloud.google.com/deletion-policy",
+                            ])
+                            .and_then(crate::yaml::Node::as_str)
+                            .map(|policy| policy == "abandon")
+                    })
+                    .unwrap_or(false);
+                let consequence = if abandoned {
+                    "removed from Config Connector but abandoned: it stays in GCP (and keeps costing) until deleted by hand".to_string()
+                } else {
+                    pool_consequence(&before).unwrap_or_else(|| stateful.to_string())
+                };
+                impact.destructive.push(Destructive {
+                    blueprint: object.blueprint.clone(),
+                    object: id.clone(),
+                    action: "remove",
+                    fields: Vec::new(),
+                    consequence,
+                });
+            }
+            Change::Added => {}
+        }
+    }
+    let mut keys: Vec<&(String, &'static str, &'static str)> = before
+        .accelerators
+        .keys()
+        .chain(after.accelerators.keys())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    for key in keys {
+        let was = before.accelerators.get(key).copied().unwrap_or(0);
+        let now = after.accelerators.get(key).copied().unwrap_or(0);
+        if was != now {
+            impact.accelerators.push(AcceleratorDelta {
+                accelerator: key.0.clone(),
+                unit: key.1,
+                counted_in: key.2,
+                before: was,
+                after: now,
+            });
+        }
+    }
+    impact.cost = cost(&before, &after);
+    impact
+}
+
+/// A TPU family as the price table names it: `v4`, `v5e`, `v5p`, `v6e` (the display name
+/// without `TPU `).
+fn price_item(family: crate::catalog::TpuFamily) -> &'static str {
+    let name = family.display_name();
+    name.strip_prefix("TPU ").unwrap_or(name)
+}
+
+fn kind_noun(kind: &str) -> &'static str {
+    match kind {
+        "ContainerCluster" => "cluster",
+        "ContainerNodePool" => "node pool",
+        "StorageBucket" => "bucket",
+        _ => "resource",
+    }
+}
+
+fn cost(before: &Inventory, after: &Inventory) -> Cost {
+    let mut cost = Cost::default();
+    let mut keys: Vec<&(String, String)> =
+        before.priced.keys().chain(after.priced.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for key in keys {
+        let was = before.priced.get(key);
+        let now = after.priced.get(key);
+        for priced in [was, now].into_iter().flatten() {
+            if let Err(why) = priced
+                && !cost.unpriced.contains(why)
+            {
+                cost.unpriced.push(why.clone());
+            }
+        }
+        let value = |priced: Option<&Result<(f64, String), String>>| match priced {
+            Some(Ok((usd, _))) => Some(*usd),
+            _ => None,
+        };
+        let (was_usd, now_usd) = (value(was), value(now));
+        cost.before_usd_per_hour += was_usd.unwrap_or(0.0);
+        cost.after_usd_per_hour += now_usd.unwrap_or(0.0);
+        let same_text = matches!((was, now), (Some(Ok((_, a))), Some(Ok((_, b)))) if a == b);
+        if was_usd == now_usd && (same_text || was_usd.is_none()) {
+            continue;
+        }
+        let detail = [now, was]
+            .into_iter()
+            .flatten()
+            .find_map(|p| p.as_ref().ok().map(|(_, detail)| detail.clone()))
+            .unwrap_or_default();
+        cost.lines.push(CostLine {
+            blueprint: key.0.clone(),
+            object: key.1.clone(),
+            before_usd_per_hour: was_usd,
+            after_usd_per_hour: now_usd,
+            detail,
+        });
+    }
+    for note in before.fell_back.iter().chain(&after.fell_back) {
+        if !cost.notes.contains(note) {
+            cost.notes.push(note.clone());
+        }
+    }
+    let mut autoscaling: Vec<&String> = before
+        .autoscaling
+        .iter()
+        .chain(&after.autoscaling)
+        .collect();
+    autoscaling.sort();
+    autoscaling.dedup();
+    if !autoscaling.is_empty() {
+        cost.notes.push(format!(
+            "autoscaling pools are counted at their current size (nodeCount, initialNodeCount or the minimum): {}",
+            autoscaling
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let used: std::collections::BTreeSet<&str> = before
+        .sources
+        .iter()
+        .chain(&after.sources)
+        .copied()
+        .collect();
+    cost.sources = PRICES
+        .sources
+        .iter()
+        .filter(|source| used.contains(source.id))
+        .map(|source| {
+            (
+                source.id.to_string(),
+                source.what.to_string(),
+                source.url.to_string(),
+                source.as_of.to_string(),
+            )
+        })
+        .collect();
+    cost
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn immutable_fields_come_from_the_crds_and_the_supplement() {
+        let pool = ("container.cnrm.cloud.google.com", "ContainerNodePool");
+        assert!(is_immutable(pool.0, pool.1, "spec.nodeConfig.machineType"));
+        assert!(is_immutable(
+            pool.0,
+            pool.1,
+            "spec.placementPolicy.tpuTopology"
+        ));
+        assert!(is_immutable(
+            pool.0,
+            pool.1,
+            "spec.nodeConfig.guestAccelerator[0].count"
+        ));
+        assert!(!is_immutable(pool.0, pool.1, "spec.nodeCount"));
+        assert!(!is_immutable(pool.0, pool.1, "spec.nodeConfigX"));
+        let cluster = ("container.cnrm.cloud.google.com", "ContainerCluster");
+        assert!(is_immutable(cluster.0, cluster.1, "spec.location"));
+        assert!(is_immutable(cluster.0, cluster.1, "spec.networkRef.name"));
+        assert!(!is_immutable(
+            cluster.0,
+            cluster.1,
+            "spec.releaseChannel.channel"
+        ));
+        assert!(!is_immutable("", "ConfigMap", "spec.location"));
+    }
+}

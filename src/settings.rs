@@ -1,0 +1,506 @@
+//! `aiml.yaml`: the repository's settings, which drive the GitOps wiring ([`crate::sync`]).
+//!
+//! The file is optional; without it nothing is wired (there is no git URL to point a sync at)
+//! and every render is what it was before. With it, only `git.repo` is required:
+//!
+//! ```yaml
+//! git:
+//!   repo: https://github.com/acme/ml-platform.git   # what Config Sync / Argo CD pull
+//!   branch: main                                   # default: main
+//!   dir: platform                                  # this repository inside the git repo (default: its root)
+//!   auth: none                                     # none | gcenode | gcpserviceaccount | token | ssh
+//! sync:
+//!   engine: config-sync                            # config-sync (default) | argocd | none
+//! fleet:                                           # Config Sync: where clusters are registered
+//!   project: my-fleet-host                         # default: each cluster's own project
+//!   namespace: my-fleet-host                       # its Config Connector namespace on the host
+//! argocd:                                          # Argo CD: where Applications live
+//!   namespace: argocd
+//!   project: default
+//!   configConnectorCluster: in-cluster             # Argo CD's name for the Config Connector host
+//! ```
+//!
+//! It is read as strictly as blueprints ([`crate::blueprint::de`]): unknown fields and wrong
+//! types are `settings-schema` findings with the file, line and a did-you-mean, and they stop
+//! the command (exit 2), like a malformed blueprint. No secret is ever read or written here:
+//! `token` and `ssh` name the Secret `git-creds` that Config Sync expects in
+//! `config-management-system`, created on each cluster by hand.
+
+use serde::Deserialize;
+
+use crate::diagnostic::Diagnostic;
+use crate::repo::{self, ReadError, SourceFile};
+use crate::yaml::{Node, Span};
+
+/// The settings file at the repository root.
+pub const SETTINGS_FILE: &str = "aiml.yaml";
+
+/// Rule id of a malformed settings file.
+pub const SETTINGS_SCHEMA: &str = "settings-schema";
+
+/// Rules about the settings file.
+pub const RULES: &[crate::rules::Rule] = &[crate::rules::Rule {
+    id: SETTINGS_SCHEMA,
+    summary: "`aiml.yaml` has exactly the settings kubectl-aiml knows, each valid",
+}];
+
+/// The Secret Config Sync reads git credentials from (`token`, `ssh`), by its convention.
+pub const GIT_CREDENTIALS_SECRET: &str = "git-creds";
+
+/// The repository's settings, checked. [`Settings::default`] is a repository without
+/// `aiml.yaml`: nothing is wired.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// The git repository sync engines pull from; `None` without `aiml.yaml`.
+    pub git: Option<Git>,
+    /// Which engine applies the rendered output.
+    pub engine: Engine,
+    /// Where Config Sync registers clusters.
+    pub fleet: Fleet,
+    /// Where Argo CD keeps Applications.
+    pub argocd: ArgoCd,
+}
+
+impl Settings {
+    /// The git repository to wire, when there is one and an engine to wire it with.
+    #[must_use]
+    pub fn wiring(&self) -> Option<&Git> {
+        match self.engine {
+            Engine::None => None,
+            Engine::ConfigSync | Engine::ArgoCd => self.git.as_ref(),
+        }
+    }
+}
+
+/// `git`: what sync engines pull.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Git {
+    /// URL of the repository.
+    pub repo: String,
+    /// Branch to sync.
+    pub branch: String,
+    /// This kubectl-aiml repository's folder inside the git repository, without a trailing
+    /// `/` (`""`: its root). Sync directories are `<dir>/rendered/...`.
+    pub dir: String,
+    /// How the engines authenticate to the repository.
+    pub auth: GitAuth,
+    /// The Google service account to authenticate as, with [`GitAuth::Gcpserviceaccount`].
+    pub gcp_service_account_email: Option<String>,
+}
+
+impl Git {
+    /// A path of this repository (`rendered/x/workload`) as a path of the git repository.
+    #[must_use]
+    pub fn path(&self, relative: &str) -> String {
+        if self.dir.is_empty() {
+            relative.to_string()
+        } else {
+            format!("{}/{relative}", self.dir)
+        }
+    }
+}
+
+/// How a sync engine authenticates to git (Config Sync's `auth` / `secretType` values).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GitAuth {
+    /// A public repository.
+    #[default]
+    None,
+    /// The node's service account (Cloud Source Repositories, Secure Source Manager).
+    Gcenode,
+    /// A Google service account through Workload Identity (`gcpServiceAccountEmail`).
+    Gcpserviceaccount,
+    /// A token in the Secret `git-creds`.
+    Token,
+    /// An SSH key in the Secret `git-creds`.
+    Ssh,
+}
+
+impl GitAuth {
+    /// The value Config Sync and the fleet API take.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GitAuth::None => "none",
+            GitAuth::Gcenode => "gcenode",
+            GitAuth::Gcpserviceaccount => "gcpserviceaccount",
+            GitAuth::Token => "token",
+            GitAuth::Ssh => "ssh",
+        }
+    }
+
+    /// Whether credentials come from the Secret [`GIT_CREDENTIALS_SECRET`].
+    #[must_use]
+    pub fn uses_secret(self) -> bool {
+        matches!(self, GitAuth::Token | GitAuth::Ssh)
+    }
+}
+
+/// The engine that applies rendered output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum Engine {
+    /// Config Sync, through fleet registration and RootSyncs.
+    #[default]
+    #[serde(rename = "config-sync")]
+    ConfigSync,
+    /// Argo CD Applications.
+    #[serde(rename = "argocd")]
+    ArgoCd,
+    /// Nothing is wired.
+    #[serde(rename = "none")]
+    None,
+}
+
+/// `fleet`: where clusters are registered (Config Sync).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fleet {
+    /// Fleet host project; `None`: each cluster's own project.
+    pub project: Option<String>,
+    /// Config Connector namespace of the fleet objects; `None`: the cluster's namespace (or,
+    /// with another fleet project, that project's id).
+    pub namespace: Option<String>,
+}
+
+/// `argocd`: where Applications live (Argo CD).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ArgoCd {
+    /// Namespace of the Applications.
+    pub namespace: String,
+    /// Argo CD project of the Applications.
+    pub project: String,
+    /// Argo CD's name for the Config Connector host cluster.
+    pub config_connector_cluster: String,
+}
+
+impl Default for ArgoCd {
+    fn default() -> Self {
+        Self {
+            namespace: "argocd".into(),
+            project: "default".into(),
+            config_connector_cluster: "in-cluster".into(),
+        }
+    }
+}
+
+// The file as written; `Settings` is what the rest of the crate reads.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Spec {
+    #[serde(default)]
+    git: Option<GitSpec>,
+    #[serde(default)]
+    sync: SyncSpec,
+    #[serde(default)]
+    fleet: FleetSpec,
+    #[serde(default)]
+    argocd: ArgoCdSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct GitSpec {
+    repo: String,
+    #[serde(default)]
+    branch: Option<String>,
+    #[serde(default)]
+    dir: Option<String>,
+    #[serde(default)]
+    auth: GitAuth,
+    #[serde(default)]
+    gcp_service_account_email: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SyncSpec {
+    #[serde(default)]
+    engine: Engine,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct FleetSpec {
+    #[serde(default)]
+    project: Option<String>,
+    #[serde(default)]
+    namespace: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ArgoCdSpec {
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    project: Option<String>,
+    #[serde(default)]
+    config_connector_cluster: Option<String>,
+}
+
+/// What reading `aiml.yaml` gave: the settings (defaults where the file is silent or broken),
+/// the file for diagnostic snippets, and its findings.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// The settings.
+    pub settings: Settings,
+    /// The file, when there is one.
+    pub file: Option<SourceFile>,
+    /// `settings-schema` findings.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Reads `aiml.yaml` at `root`, if there is one. I/O trouble (a folder or FIFO in its place, a
+/// huge file) is an error; what is written in it gives findings.
+pub fn load(root: &std::path::Path, limit: u64) -> Result<Loaded, ReadError> {
+    let path = root.join(SETTINGS_FILE);
+    if fs_err::symlink_metadata(&path).is_err() {
+        return Ok(Loaded::default());
+    }
+    let (file, mut diagnostics) = repo::read_source(&path, SETTINGS_FILE.to_string(), limit)?;
+    let mut settings = Settings::default();
+    if diagnostics.is_empty() {
+        match file.documents.as_slice() {
+            [] => {}
+            [document] => match read(document) {
+                Ok(read) => settings = read,
+                Err(found) => diagnostics.extend(found),
+            },
+            [_, second, ..] => diagnostics.push(
+                error(
+                    second.span,
+                    "",
+                    "`aiml.yaml` holds more than one YAML document",
+                )
+                .fix("keep one document: the settings"),
+            ),
+        }
+    }
+    Ok(Loaded {
+        settings,
+        file: Some(file),
+        diagnostics,
+    })
+}
+
+fn error(span: Span, field: &str, message: impl Into<String>) -> Diagnostic {
+    let mut d = Diagnostic::error(SETTINGS_SCHEMA, message).at(SETTINGS_FILE, span);
+    if !field.is_empty() {
+        d = d.field(field);
+    }
+    d
+}
+
+/// Reads and checks one document; every problem is a finding.
+fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
+    if matches!(document.value, crate::yaml::Value::Null) {
+        return Ok(Settings::default());
+    }
+    let spec: Spec = crate::blueprint::de::from_node(document, "").map_err(|e| {
+        let mut d = error(e.span.unwrap_or(document.span), &e.path, e.message);
+        d.found = e.found;
+        d.expected = e.expected;
+        d.fix = e.fix;
+        vec![d]
+    })?;
+    let mut found = Vec::new();
+    let at = |path: &[&str]| document.at(path).map_or(document.span, |n| n.span);
+    let git = spec.git.map(|git| {
+        let span = |key: &str| at(&["git", key]);
+        if git.repo.trim().is_empty() || git.repo.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            found.push(
+                error(span("repo"), "git.repo", "`git.repo` is not a git URL")
+                    .found(crate::diagnostic::sanitize(&git.repo, 80))
+                    .expected("the URL sync engines clone, e.g. `https://github.com/acme/ml-platform.git`"),
+            );
+        }
+        let branch = git.branch.unwrap_or_else(|| "main".into());
+        if branch.is_empty() || branch.starts_with('-') || branch.chars().any(|c| c.is_whitespace() || c.is_control() || c == '~' || c == '^' || c == ':') {
+            found.push(
+                error(span("branch"), "git.branch", "`git.branch` is not a branch name")
+                    .found(crate::diagnostic::sanitize(&branch, 80)),
+            );
+        }
+        let dir = git.dir.unwrap_or_default();
+        let dir = dir.trim_end_matches('/').to_string();
+        let dir = if dir == "." { String::new() } else { dir };
+        if dir.starts_with('/')
+            || dir.split('/').any(|part| part == ".." || part == "." || (part.is_empty() && !dir.is_empty()))
+            || dir.chars().any(char::is_control)
+        {
+            found.push(
+                error(span("dir"), "git.dir", "`git.dir` must be a relative folder inside the git repository")
+                    .found(crate::diagnostic::sanitize(&dir, 80))
+                    .expected("e.g. `platform`, or nothing when this repository is the git repository's root"),
+            );
+        }
+        match (git.auth, &git.gcp_service_account_email) {
+            (GitAuth::Gcpserviceaccount, None) => found.push(
+                error(span("auth"), "git.auth", "`auth: gcpserviceaccount` needs `git.gcpServiceAccountEmail`")
+                    .fix("add `gcpServiceAccountEmail: NAME@PROJECT.iam.gserviceaccount.com`"),
+            ),
+            (GitAuth::Gcpserviceaccount, Some(email)) if !email.contains('@') || email.chars().any(char::is_whitespace) => found.push(
+                error(span("gcpServiceAccountEmail"), "git.gcpServiceAccountEmail", "`git.gcpServiceAccountEmail` is not a service account email")
+                    .found(crate::diagnostic::sanitize(email, 80)),
+            ),
+            (auth, Some(_)) if auth != GitAuth::Gcpserviceaccount => found.push(
+                error(span("gcpServiceAccountEmail"), "git.gcpServiceAccountEmail", "`git.gcpServiceAccountEmail` is only used with `auth: gcpserviceaccount`")
+                    .fix("remove it, or set `auth: gcpserviceaccount`"),
+            ),
+            _ => {}
+        }
+        Git {
+            repo: git.repo,
+            branch,
+            dir,
+            auth: git.auth,
+            gcp_service_account_email: git.gcp_service_account_email,
+        }
+    });
+    if git.is_none() && spec.sync.engine != Engine::None {
+        found.push(
+            error(
+                document.span,
+                "git",
+                "sync wiring needs `git.repo`: the repository Config Sync or Argo CD pulls",
+            )
+            .fix("add `git: {repo: URL}`, or `sync: {engine: none}` to wire nothing"),
+        );
+    }
+    if let Some(project) = &spec.fleet.project
+        && let Err(why) = crate::gcp::names::project_id(project)
+    {
+        found.push(error(
+            at(&["fleet", "project"]),
+            "fleet.project",
+            format!("`fleet.project` is not a project id: {why}"),
+        ));
+    }
+    let label =
+        |value: &Option<String>, path: &[&str], field: &str, found: &mut Vec<Diagnostic>| {
+            if let Some(value) = value
+                && let Err(why) = crate::blueprint::check_dns_label(value)
+            {
+                found.push(error(
+                    at(path),
+                    field,
+                    format!("`{field}` is not a namespace name: {why}"),
+                ));
+            }
+        };
+    label(
+        &spec.fleet.namespace,
+        &["fleet", "namespace"],
+        "fleet.namespace",
+        &mut found,
+    );
+    label(
+        &spec.argocd.namespace,
+        &["argocd", "namespace"],
+        "argocd.namespace",
+        &mut found,
+    );
+    label(
+        &spec.argocd.project,
+        &["argocd", "project"],
+        "argocd.project",
+        &mut found,
+    );
+    if let Some(cluster) = &spec.argocd.config_connector_cluster
+        && (cluster.is_empty() || cluster.chars().any(|c| c.is_whitespace() || c.is_control()))
+    {
+        found.push(error(
+            at(&["argocd", "configConnectorCluster"]),
+            "argocd.configConnectorCluster",
+            "`argocd.configConnectorCluster` is not an Argo CD cluster name",
+        ));
+    }
+    if !found.is_empty() {
+        return Err(found);
+    }
+    let defaults = ArgoCd::default();
+    Ok(Settings {
+        git,
+        engine: spec.sync.engine,
+        fleet: Fleet {
+            project: spec.fleet.project,
+            namespace: spec.fleet.namespace,
+        },
+        argocd: ArgoCd {
+            namespace: spec.argocd.namespace.unwrap_or(defaults.namespace),
+            project: spec.argocd.project.unwrap_or(defaults.project),
+            config_connector_cluster: spec
+                .argocd
+                .config_connector_cluster
+                .unwrap_or(defaults.config_connector_cluster),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(text: &str) -> Result<Settings, Vec<Diagnostic>> {
+        let documents = crate::yaml::parse_documents(text).unwrap();
+        read(&documents[0])
+    }
+
+    #[test]
+    fn defaults_fill_everything_but_the_repository() {
+        let read = settings("git:\n  repo: https://example.com/acme/platform.git\n").unwrap();
+        let git = read.wiring().unwrap();
+        assert_eq!(git.branch, "main");
+        assert_eq!(git.path("rendered/a/workload"), "rendered/a/workload");
+        assert_eq!(git.auth, GitAuth::None);
+        assert_eq!(read.engine, Engine::ConfigSync);
+        assert_eq!(read.argocd, ArgoCd::default());
+        let nested = settings(
+            "git: {repo: 'git@example.com:acme/p.git', dir: platform/, branch: release}\nsync: {engine: argocd}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            nested.wiring().unwrap().path("rendered"),
+            "platform/rendered"
+        );
+        assert_eq!(nested.engine, Engine::ArgoCd);
+        assert!(
+            settings("sync: {engine: none}\n")
+                .unwrap()
+                .wiring()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_values_are_findings_at_their_line() {
+        let errors =
+            settings("git:\n  repo: https://example.com/p.git\n  brnach: main\n").unwrap_err();
+        assert_eq!(errors[0].rule, SETTINGS_SCHEMA);
+        assert_eq!(
+            (errors[0].file.as_str(), errors[0].line),
+            (SETTINGS_FILE, 3)
+        );
+        assert_eq!(errors[0].fix.as_deref(), Some("did you mean `branch`?"));
+
+        let errors = settings("sync:\n  engine: config_sync\n").unwrap_err();
+        assert_eq!(errors[0].line, 2);
+        assert_eq!(
+            errors[0].fix.as_deref(),
+            Some("did you mean `config-sync`?")
+        );
+
+        let errors = settings(
+            "git:\n  repo: https://example.com/p.git\n  dir: ../elsewhere\n  auth: gcpserviceaccount\nfleet:\n  project: Not_A_Project\n",
+        )
+        .unwrap_err();
+        let fields: Vec<_> = errors
+            .iter()
+            .map(|d| d.field.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(fields, ["git.dir", "git.auth", "fleet.project"]);
+
+        let errors = settings("fleet: {project: my-project}\n").unwrap_err();
+        assert!(errors[0].message.contains("needs `git.repo`"), "{errors:?}");
+    }
+}

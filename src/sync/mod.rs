@@ -1,0 +1,896 @@
+//! GitOps wiring: what makes Config Sync or Argo CD apply exactly what `rendered/` holds.
+//!
+//! **Sync roots.** Every blueprint's `rendered/<name>/config-connector/` and
+//! `rendered/<name>/workload/` is a sync root of its own: the reviewed files are the applied
+//! files, with no kustomize in the cluster, and a root never mixes Config Connector objects
+//! with workload objects (CONTRACT.md).
+//!
+//! **Gathering per cluster.** One cluster's root must take every blueprint that targets it,
+//! yet the fleet's `GKEHubFeatureMembership` (and Argo CD's bootstrap) points at a single
+//! folder. That folder is generated, `rendered/_sync/` ([`SYNC_DIR`]; `_` is never a
+//! blueprint name), and holds sync objects only, never the objects themselves:
+//!
+//! ```text
+//! rendered/_sync/                                  (settings.engine: config-sync)
+//!   config-connector-host/…/rootsync…aiml-cc-<bp>  one RootSync per blueprint's config-connector/
+//!   clusters/<project>/<location>/<cluster>/…      one RootSync per blueprint on that cluster
+//!   bootstrap/config-connector-host.yaml           apply once on the host: syncs config-connector-host/
+//!   bootstrap/clusters/<p>/<l>/<c>.yaml            apply once on a cluster no blueprint creates
+//!   README.md                                      what to apply where
+//! rendered/_sync/                                  (settings.engine: argocd)
+//!   argocd/<namespace>/…application…               one Application per sync root
+//!   bootstrap/argocd.yaml                          the app of apps, applied once
+//! ```
+//!
+//! A cluster a blueprint creates is registered to the fleet by that blueprint's own
+//! Config Connector objects ([`fleet_objects`]: `GKEHubMembership`, `GKEHubFeature`,
+//! `GKEHubFeatureMembership` with `configSync.git.policyDir` = its `clusters/…` folder), so
+//! Config Sync starts on it as soon as it exists. Adding a blueprint adds a RootSync to a
+//! folder already synced: nothing to apply by hand but the two bootstraps.
+//!
+//! Inputs are the repository's settings ([`crate::settings`]) and what each blueprint
+//! exports ([`crate::plan::Exports`]); everything is rendered by `render`, so `render --check`
+//! covers it, and it is deterministic.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::diagnostic::Diagnostic;
+use crate::manifest::{self, Plane};
+use crate::overlay::{self, TemplateError};
+use crate::plan::Repository;
+use crate::settings::{Engine, GIT_CREDENTIALS_SECRET, Git, Settings};
+
+/// The generated folder under `rendered/` that gathers sync roots per cluster.
+pub const SYNC_DIR: &str = "_sync";
+
+/// Objects one sync root may hold before `nomos vet --threshold` (default 1,000) fails.
+/// See: <https://github.com/GoogleContainerTools/kpt-config-sync/blob/main/cmd/nomos/vet/flags.go>
+pub const MAX_OBJECTS_PER_ROOT: usize = 1_000;
+
+/// Rule id of a sync root above [`MAX_OBJECTS_PER_ROOT`].
+pub const SYNC_ROOT_SIZE: &str = "sync-root-size";
+
+/// Rules about the sync wiring.
+pub const RULES: &[crate::rules::Rule] = &[crate::rules::Rule {
+    id: SYNC_ROOT_SIZE,
+    summary: "a sync root holds at most 1,000 objects, `nomos vet`'s default limit (warning)",
+}];
+
+/// RootSync names become `root-reconciler-<name>` Deployments and labels: at most 63
+/// characters, so at most 47 for the name.
+const MAX_ROOT_SYNC_NAME: usize = 63 - "root-reconciler-".len();
+
+/// The file of a blueprint's `config-connector/` overlay target holding its fleet objects.
+pub const FLEET_FILE: &str = "fleet.yaml";
+
+/// A GKE cluster that workload objects are applied on.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Cluster {
+    /// GCP project id.
+    pub project: String,
+    /// Zone or region.
+    pub location: String,
+    /// Cluster name.
+    pub name: String,
+    /// Config Connector namespace of its `ContainerCluster` object.
+    pub namespace: String,
+    /// Whether a blueprint of the repository creates it (else it exists already).
+    pub managed: bool,
+}
+
+impl Cluster {
+    /// Its folder under `rendered/_sync/clusters/`, when every part is a plain name (the
+    /// planning findings of the blueprint say why otherwise).
+    fn dir(&self) -> Option<String> {
+        [&self.project, &self.location, &self.name]
+            .iter()
+            .all(|part| crate::blueprint::check_dns_label(part).is_ok())
+            .then(|| format!("clusters/{}/{}/{}", self.project, self.location, self.name))
+    }
+
+    /// Argo CD's name for it: the kubeconfig context `gcloud container clusters
+    /// get-credentials` writes, which `argocd cluster add CONTEXT` takes as the name.
+    fn argocd_name(&self) -> String {
+        format!("gke_{}_{}_{}", self.project, self.location, self.name)
+    }
+}
+
+/// The cluster the workload objects of `blueprint` go to: its own, or that of the blueprint
+/// whose cluster it runs on.
+#[must_use]
+pub fn target_cluster(repository: &Repository, blueprint: &str) -> Option<Cluster> {
+    let exported = repository.get(blueprint)?;
+    let owner = match &exported.exports.cluster_of {
+        Some(owner) => repository.get(owner)?,
+        None => exported,
+    };
+    let cluster = owner.exports.cluster.as_ref()?;
+    Some(Cluster {
+        project: cluster.project.clone(),
+        location: cluster.location.clone(),
+        name: cluster.name.clone(),
+        namespace: cluster.config_connector_namespace.clone(),
+        managed: cluster.managed,
+    })
+}
+
+/// The folder (relative to the repository) the fleet's Config Sync syncs on `cluster`.
+fn cluster_folder(cluster: &Cluster) -> Option<String> {
+    Some(format!(
+        "{}/{SYNC_DIR}/{}",
+        crate::repo::RENDERED_DIR,
+        cluster.dir()?
+    ))
+}
+
+#[derive(Serialize)]
+struct GitContext<'g> {
+    repo: &'g str,
+    branch: &'g str,
+    auth: &'static str,
+    gcp_service_account_email: Option<&'g str>,
+    secret: Option<&'static str>,
+}
+
+impl<'g> GitContext<'g> {
+    fn new(git: &'g Git) -> Self {
+        Self {
+            repo: &git.repo,
+            branch: &git.branch,
+            auth: git.auth.as_str(),
+            gcp_service_account_email: git.gcp_service_account_email.as_deref(),
+            secret: git.auth.uses_secret().then_some(GIT_CREDENTIALS_SECRET),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Api {
+    name: String,
+    service: &'static str,
+}
+
+#[derive(Serialize)]
+struct FleetCluster<'c> {
+    name: &'c str,
+    namespace: &'c str,
+}
+
+#[derive(Serialize)]
+struct Fleet<'a> {
+    project: String,
+    namespace: String,
+    apis: Vec<Api>,
+    api_dependencies: Vec<String>,
+    feature: String,
+    membership: &'a str,
+    membership_depends_on: Vec<String>,
+    feature_membership: String,
+    feature_membership_depends_on: Vec<String>,
+    issuer: String,
+    cluster: FleetCluster<'a>,
+    git: GitContext<'a>,
+    policy_dir: String,
+}
+
+/// The Config Connector objects that register the cluster `blueprint` creates to the fleet and
+/// turn Config Sync on, pointed at the cluster's folder of `rendered/_sync/`, as a YAML stream
+/// for the blueprint's `config-connector/` target ([`FLEET_FILE`]). `None` unless the engine
+/// is Config Sync and the blueprint creates a cluster.
+pub fn fleet_objects(
+    settings: &Settings,
+    repository: &Repository,
+    blueprint: &str,
+) -> Result<Option<String>, TemplateError> {
+    let Some(git) = settings.wiring() else {
+        return Ok(None);
+    };
+    if settings.engine != Engine::ConfigSync {
+        return Ok(None);
+    }
+    let Some(exported) = repository.get(blueprint) else {
+        return Ok(None);
+    };
+    if exported.exports.cluster_of.is_some() {
+        return Ok(None);
+    }
+    let Some(cluster) = target_cluster(repository, blueprint).filter(|c| c.managed) else {
+        return Ok(None);
+    };
+    let Some(folder) = cluster_folder(&cluster) else {
+        return Ok(None);
+    };
+    let project = settings
+        .fleet
+        .project
+        .clone()
+        .unwrap_or_else(|| cluster.project.clone());
+    let namespace = match (&settings.fleet.namespace, &settings.fleet.project) {
+        (Some(namespace), _) => namespace.clone(),
+        (None, Some(project)) if *project != cluster.project => project.clone(),
+        (None, _) => cluster.namespace.clone(),
+    };
+    let on = |group: &str, kind: &str, namespace: &str, name: &str| {
+        format!("{group}.cnrm.cloud.google.com/namespaces/{namespace}/{kind}/{name}")
+    };
+    let apis: Vec<Api> = [
+        ("gkehub", "gkehub.googleapis.com"),
+        (
+            "anthosconfigmanagement",
+            "anthosconfigmanagement.googleapis.com",
+        ),
+    ]
+    .into_iter()
+    .map(|(short, service)| Api {
+        name: format!("{blueprint}-{short}"),
+        service,
+    })
+    .collect();
+    let api_dependencies: Vec<String> = apis
+        .iter()
+        .map(|api| on("serviceusage", "Service", &namespace, &api.name))
+        .collect();
+    let feature = format!("{blueprint}-configmanagement");
+    let membership_depends_on = vec![
+        on(
+            "container",
+            "ContainerCluster",
+            &cluster.namespace,
+            &cluster.name,
+        ),
+        api_dependencies[0].clone(),
+    ];
+    let feature_membership_depends_on = vec![
+        on("gkehub", "GKEHubFeature", &namespace, &feature),
+        on("gkehub", "GKEHubMembership", &namespace, &cluster.name),
+        api_dependencies[1].clone(),
+    ];
+    let fleet = Fleet {
+        issuer: format!(
+            "https://container.googleapis.com/v1/projects/{}/locations/{}/clusters/{}",
+            cluster.project, cluster.location, cluster.name
+        ),
+        project,
+        namespace,
+        apis,
+        api_dependencies,
+        feature,
+        membership: &cluster.name,
+        membership_depends_on,
+        feature_membership: format!("{blueprint}-configsync"),
+        feature_membership_depends_on,
+        cluster: FleetCluster {
+            name: &cluster.name,
+            namespace: &cluster.namespace,
+        },
+        git: GitContext::new(git),
+        policy_dir: git.path(&folder),
+    };
+    #[derive(Serialize)]
+    struct Context<'a> {
+        f: Fleet<'a>,
+    }
+    overlay::render("sync/fleet.yaml", &Context { f: fleet }).map(Some)
+}
+
+/// What a blueprint's render holds, for the sync roots: objects per target folder (absent:
+/// the blueprint has no such folder).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Roots {
+    /// Objects under `rendered/<name>/config-connector/`.
+    pub config_connector: Option<usize>,
+    /// Objects under `rendered/<name>/workload/`.
+    pub workload: Option<usize>,
+}
+
+impl Roots {
+    /// Counts objects per target from rendered file paths (`config-connector/…`, `workload/…`).
+    pub fn from_paths<'p>(paths: impl IntoIterator<Item = &'p str>) -> Self {
+        let mut roots = Self::default();
+        for path in paths {
+            match path.split('/').next() {
+                Some(dir) if dir == Plane::ConfigConnector.dir() => {
+                    *roots.config_connector.get_or_insert(0) += 1;
+                }
+                Some(dir) if dir == Plane::Workload.dir() => {
+                    *roots.workload.get_or_insert(0) += 1;
+                }
+                _ => {}
+            }
+        }
+        roots
+    }
+}
+
+/// `sync-root-size` warnings for a blueprint whose folders exceed [`MAX_OBJECTS_PER_ROOT`].
+#[must_use]
+pub fn root_size_findings(
+    blueprint: &crate::blueprint::Blueprint<'_>,
+    roots: &Roots,
+) -> Vec<Diagnostic> {
+    [
+        (Plane::ConfigConnector, roots.config_connector),
+        (Plane::Workload, roots.workload),
+    ]
+    .into_iter()
+    .filter_map(|(plane, count)| Some((plane, count?)))
+    .filter(|(_, count)| *count > MAX_OBJECTS_PER_ROOT)
+    .map(|(plane, count)| {
+        let (span, _) = blueprint.node.closest("metadata.name");
+        Diagnostic::warning(
+            SYNC_ROOT_SIZE,
+            format!(
+                "`{}/{}/{}/` holds {count} objects, more than one sync root should",
+                crate::repo::RENDERED_DIR,
+                blueprint.name,
+                plane.dir()
+            ),
+        )
+        .at(blueprint.file, span)
+        .field("metadata.name")
+        .object(blueprint.object_ref())
+        .found(format!("{count} objects"))
+        .expected(format!(
+            "at most {MAX_OBJECTS_PER_ROOT} (`nomos vet --threshold` default)"
+        ))
+        .fix("split the blueprint into several blueprints")
+    })
+    .collect()
+}
+
+/// One RootSync or Application.
+#[derive(Serialize)]
+struct Root {
+    name: String,
+    instance: String,
+    dir: String,
+    propagate_deletion: bool,
+    /// Argo CD destination cluster name.
+    destination: String,
+    /// Argo CD destination namespace, when one is needed.
+    namespace: Option<String>,
+}
+
+/// The files of `rendered/_sync/` (relative path → content) for the repository's blueprints
+/// (`roots`, by name, every blueprint of the repository), or `None` when nothing is wired.
+pub fn sync_folder(
+    settings: &Settings,
+    repository: &Repository,
+    roots: &BTreeMap<String, Roots>,
+) -> Result<Option<BTreeMap<String, String>>, SyncError> {
+    let Some(git) = settings.wiring() else {
+        return Ok(None);
+    };
+    let rendered = |name: &str, plane: Plane| {
+        git.path(&format!(
+            "{}/{name}/{}",
+            crate::repo::RENDERED_DIR,
+            plane.dir()
+        ))
+    };
+    let own = |relative: &str| {
+        git.path(&format!(
+            "{}/{SYNC_DIR}/{relative}",
+            crate::repo::RENDERED_DIR
+        ))
+    };
+    let mut files = BTreeMap::new();
+    let mut readme = Readme::default();
+    match settings.engine {
+        Engine::None => return Ok(None),
+        Engine::ConfigSync => {
+            let mut host = Vec::new();
+            let mut clusters: BTreeMap<Cluster, Vec<Root>> = BTreeMap::new();
+            for (name, roots) in roots {
+                if roots.config_connector.is_some() {
+                    host.push(Root {
+                        name: root_sync_name("aiml-cc-", name),
+                        instance: name.clone(),
+                        dir: rendered(name, Plane::ConfigConnector),
+                        propagate_deletion: true,
+                        destination: String::new(),
+                        namespace: None,
+                    });
+                }
+                if roots.workload.is_some() {
+                    match target_cluster(repository, name).filter(|c| c.dir().is_some()) {
+                        Some(cluster) => clusters.entry(cluster).or_default().push(Root {
+                            name: root_sync_name("aiml-", name),
+                            instance: name.clone(),
+                            dir: rendered(name, Plane::Workload),
+                            propagate_deletion: true,
+                            destination: String::new(),
+                            namespace: None,
+                        }),
+                        None => readme.unplaced.push(name.clone()),
+                    }
+                }
+            }
+            if !host.is_empty() {
+                place(
+                    &mut files,
+                    "config-connector-host",
+                    &root_syncs(git, settings, host)?,
+                )?;
+                let bootstrap = Root {
+                    name: "aiml-config-connector".into(),
+                    instance: BOOTSTRAP_INSTANCE.into(),
+                    dir: own("config-connector-host"),
+                    propagate_deletion: false,
+                    destination: String::new(),
+                    namespace: None,
+                };
+                files.insert(
+                    "bootstrap/config-connector-host.yaml".into(),
+                    single(&root_syncs(git, settings, vec![bootstrap])?)?,
+                );
+                readme.host = Some("bootstrap/config-connector-host.yaml".into());
+            }
+            for (cluster, roots) in clusters {
+                let Some(dir) = cluster.dir() else { continue };
+                place(&mut files, &dir, &root_syncs(git, settings, roots)?)?;
+                if cluster.managed {
+                    readme.fleet.push(cluster.clone());
+                } else {
+                    let bootstrap = Root {
+                        name: "aiml-workload".into(),
+                        instance: BOOTSTRAP_INSTANCE.into(),
+                        dir: own(&dir),
+                        propagate_deletion: false,
+                        destination: String::new(),
+                        namespace: None,
+                    };
+                    let file = format!("bootstrap/{dir}.yaml");
+                    files.insert(
+                        file.clone(),
+                        single(&root_syncs(git, settings, vec![bootstrap])?)?,
+                    );
+                    readme.existing.push((cluster.clone(), file));
+                }
+            }
+        }
+        Engine::ArgoCd => {
+            let mut applications = Vec::new();
+            for (name, roots) in roots {
+                if roots.config_connector.is_some() {
+                    applications.push(Root {
+                        name: application_name(name, "-config-connector"),
+                        instance: name.clone(),
+                        dir: rendered(name, Plane::ConfigConnector),
+                        propagate_deletion: true,
+                        destination: settings.argocd.config_connector_cluster.clone(),
+                        namespace: None,
+                    });
+                }
+                if roots.workload.is_some() {
+                    match target_cluster(repository, name).filter(|c| c.dir().is_some()) {
+                        Some(cluster) => {
+                            readme.argocd_clusters.push(cluster.argocd_name());
+                            applications.push(Root {
+                                name: application_name(name, "-workload"),
+                                instance: name.clone(),
+                                dir: rendered(name, Plane::Workload),
+                                propagate_deletion: true,
+                                destination: cluster.argocd_name(),
+                                namespace: None,
+                            });
+                        }
+                        None => readme.unplaced.push(name.clone()),
+                    }
+                }
+            }
+            if !applications.is_empty() {
+                place(
+                    &mut files,
+                    "argocd",
+                    &argo_applications(git, settings, applications)?,
+                )?;
+                let bootstrap = Root {
+                    name: "aiml".into(),
+                    instance: BOOTSTRAP_INSTANCE.into(),
+                    dir: own("argocd"),
+                    propagate_deletion: false,
+                    destination: "in-cluster".into(),
+                    namespace: Some(settings.argocd.namespace.clone()),
+                };
+                files.insert(
+                    "bootstrap/argocd.yaml".into(),
+                    single(&argo_applications(git, settings, vec![bootstrap])?)?,
+                );
+                readme.argocd = Some("bootstrap/argocd.yaml".into());
+            }
+            readme.argocd_clusters.sort();
+            readme.argocd_clusters.dedup();
+        }
+    }
+    files.insert("README.md".into(), readme.text(settings));
+    Ok(Some(files))
+}
+
+/// `app.kubernetes.io/instance` of the bootstrap objects, which belong to no one blueprint.
+pub const BOOTSTRAP_INSTANCE: &str = "aiml-sync";
+
+/// Why the sync folder could not be made: a bug in this binary's templates.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// A template failed.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// A template printed something that is not a set of objects.
+    #[error("the sync wiring template printed objects that do not split: {0}")]
+    Split(#[from] manifest::SplitError),
+}
+
+/// Argo CD Application names stay within 63 characters: they are label values under Argo
+/// CD's label tracking.
+fn application_name(blueprint: &str, suffix: &str) -> String {
+    crate::gcp::names::shortened(&format!("aiml-{blueprint}"), suffix, 63)
+}
+
+fn root_sync_name(prefix: &str, blueprint: &str) -> String {
+    crate::gcp::names::shortened(&format!("{prefix}{blueprint}"), "", MAX_ROOT_SYNC_NAME)
+}
+
+#[derive(Serialize)]
+struct RootsContext<'a> {
+    git: GitContext<'a>,
+    argocd: &'a crate::settings::ArgoCd,
+    root_syncs: Vec<Root>,
+    applications: Vec<Root>,
+}
+
+fn root_syncs(git: &Git, settings: &Settings, roots: Vec<Root>) -> Result<String, TemplateError> {
+    overlay::render(
+        "sync/roots.yaml",
+        &RootsContext {
+            git: GitContext::new(git),
+            argocd: &settings.argocd,
+            root_syncs: roots,
+            applications: Vec::new(),
+        },
+    )
+}
+
+fn argo_applications(
+    git: &Git,
+    settings: &Settings,
+    applications: Vec<Root>,
+) -> Result<String, TemplateError> {
+    overlay::render(
+        "sync/roots.yaml",
+        &RootsContext {
+            git: GitContext::new(git),
+            argocd: &settings.argocd,
+            root_syncs: Vec::new(),
+            applications,
+        },
+    )
+}
+
+/// The one object of `stream`, checked like every rendered object, as the text of its file.
+fn single(stream: &str) -> Result<String, manifest::SplitError> {
+    Ok(manifest::split(stream)?
+        .into_iter()
+        .map(|object| object.text)
+        .collect())
+}
+
+/// Splits `stream` into one file per object under `dir`, named as `rendered/` names them
+/// (`<namespace>/<kind>.<group>_<name>.yaml`).
+fn place(
+    files: &mut BTreeMap<String, String>,
+    dir: &str,
+    stream: &str,
+) -> Result<(), manifest::SplitError> {
+    for object in manifest::split(stream)? {
+        // Sync objects are workload-plane objects: drop the plane folder of the path.
+        let path = object
+            .path
+            .strip_prefix(&format!("{}/", Plane::Workload.dir()))
+            .unwrap_or(&object.path);
+        files.insert(format!("{dir}/{path}"), object.text);
+    }
+    Ok(())
+}
+
+/// What `rendered/_sync/README.md` tells people to do.
+#[derive(Default)]
+struct Readme {
+    host: Option<String>,
+    fleet: Vec<Cluster>,
+    existing: Vec<(Cluster, String)>,
+    argocd: Option<String>,
+    argocd_clusters: Vec<String>,
+    unplaced: Vec<String>,
+}
+
+impl Readme {
+    fn text(&self, settings: &Settings) -> String {
+        let mut text = String::from(
+            "# Sync wiring (generated by kubectl-aiml from aiml.yaml; do not edit)\n\n\
+             Every blueprint's `rendered/<name>/config-connector/` and `rendered/<name>/workload/`\n\
+             is a sync root of its own. This folder gathers them per cluster; it holds sync\n\
+             objects only. Apply each bootstrap below once; everything after comes from git.\n",
+        );
+        match settings.engine {
+            Engine::ConfigSync | Engine::None => {
+                if let Some(host) = &self.host {
+                    text.push_str(&format!(
+                        "\n## Config Connector host cluster\n\n\
+                         Config Sync installed, Config Connector in namespaced mode:\n\n\
+                         ```sh\nkubectl apply -f rendered/{SYNC_DIR}/{host}\n```\n"
+                    ));
+                }
+                if !self.fleet.is_empty() {
+                    text.push_str(
+                        "\n## Clusters the blueprints create\n\n\
+                         Nothing to apply: each is registered to the fleet with Config Sync on by the\n\
+                         objects of the blueprint that creates it, pointed at its folder here.\n\n",
+                    );
+                    for cluster in &self.fleet {
+                        text.push_str(&format!(
+                            "- `{}/{}/{}`: `{}/`\n",
+                            cluster.project,
+                            cluster.location,
+                            cluster.name,
+                            cluster.dir().unwrap_or_default()
+                        ));
+                    }
+                }
+                if !self.existing.is_empty() {
+                    text.push_str(
+                        "\n## Existing clusters\n\nConfig Sync installed, apply once on each:\n\n```sh\n",
+                    );
+                    for (cluster, file) in &self.existing {
+                        text.push_str(&format!(
+                            "kubectl --context {} apply -f rendered/{SYNC_DIR}/{file}\n",
+                            cluster.argocd_name()
+                        ));
+                    }
+                    text.push_str("```\n");
+                }
+            }
+            Engine::ArgoCd => {
+                if let Some(bootstrap) = &self.argocd {
+                    text.push_str(&format!(
+                        "\n## Argo CD\n\n\
+                         Argo CD 3 or later (annotation resource tracking: the objects keep their\n\
+                         `app.kubernetes.io/instance` label). Give Argo CD the repository's credentials\n\
+                         if it is private (`argocd repo add`), register each workload cluster under its\n\
+                         kubeconfig context name, then apply the app of apps once where Argo CD runs\n\
+                         (namespace `{}`):\n\n```sh\n",
+                        settings.argocd.namespace
+                    ));
+                    for cluster in &self.argocd_clusters {
+                        text.push_str(&format!("argocd cluster add {cluster}\n"));
+                    }
+                    text.push_str(&format!(
+                        "kubectl apply -f rendered/{SYNC_DIR}/{bootstrap}\n```\n"
+                    ));
+                }
+            }
+        }
+        if !self.unplaced.is_empty() {
+            text.push_str(&format!(
+                "\n## Not wired\n\nNo cluster is known for: {}.\n",
+                self.unplaced
+                    .iter()
+                    .map(|name| format!("`{name}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{ClusterExport, Exported, Exports};
+    use crate::settings::GitAuth;
+
+    fn exported(exports: Exports) -> Exported {
+        Exported {
+            kind: "MultisliceTraining".into(),
+            file: "blueprints/x.yaml".into(),
+            line: 1,
+            exports,
+            readable: true,
+        }
+    }
+
+    fn cluster(project: &str, name: &str, managed: bool) -> Exports {
+        Exports {
+            cluster: Some(ClusterExport {
+                project: project.into(),
+                name: name.into(),
+                location: "us-central2-b".into(),
+                region: "us-central2".into(),
+                config_connector_namespace: project.into(),
+                managed,
+            }),
+            ..Exports::default()
+        }
+    }
+
+    /// `owner` creates its cluster, `guest` runs on it, `outside` runs on a cluster that
+    /// exists already.
+    fn repository() -> Repository {
+        let mut repository = Repository::new();
+        repository.insert(
+            "owner".into(),
+            exported(cluster("my-project", "owner", true)),
+        );
+        repository.insert(
+            "guest".into(),
+            exported(Exports {
+                cluster_of: Some("owner".into()),
+                ..Exports::default()
+            }),
+        );
+        repository.insert("outside".into(), exported(cluster("other", "prod", false)));
+        repository
+    }
+
+    fn settings(engine: Engine) -> Settings {
+        Settings {
+            git: Some(Git {
+                repo: "https://example.com/acme/platform.git".into(),
+                branch: "main".into(),
+                dir: String::new(),
+                auth: GitAuth::None,
+                gcp_service_account_email: None,
+            }),
+            engine,
+            ..Settings::default()
+        }
+    }
+
+    fn both() -> Roots {
+        Roots {
+            config_connector: Some(3),
+            workload: Some(2),
+        }
+    }
+
+    #[test]
+    fn only_the_blueprint_that_creates_a_cluster_registers_it() {
+        let repository = repository();
+        let config_sync = settings(Engine::ConfigSync);
+        let fleet = fleet_objects(&config_sync, &repository, "owner")
+            .unwrap()
+            .unwrap();
+        let objects = manifest::split(&fleet).unwrap();
+        let kinds: Vec<&str> = objects.iter().map(|m| m.id.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "GKEHubFeature",
+                "GKEHubFeatureMembership",
+                "GKEHubMembership",
+                "Service",
+                "Service"
+            ]
+        );
+        let membership = objects
+            .iter()
+            .find(|m| m.id.kind == "GKEHubFeatureMembership")
+            .unwrap();
+        assert_eq!(
+            membership
+                .node
+                .at(&["spec", "configmanagement", "configSync", "git", "policyDir"])
+                .and_then(crate::yaml::Node::as_str),
+            Some("rendered/_sync/clusters/my-project/us-central2-b/owner")
+        );
+        for object in &objects {
+            let errors = crate::schema::Schemas::embedded().check_with_source(
+                &crate::validate::Object::from_node(&object.path, &object.node).unwrap(),
+                &object.text,
+                &crate::schema::CheckOptions { strict: true },
+            );
+            assert!(errors.is_empty(), "{}: {errors:#?}", object.path);
+        }
+        for (engine, name) in [
+            (Engine::ConfigSync, "guest"),
+            (Engine::ConfigSync, "outside"),
+            (Engine::ArgoCd, "owner"),
+            (Engine::None, "owner"),
+        ] {
+            assert!(
+                fleet_objects(&settings(engine), &repository, name)
+                    .unwrap()
+                    .is_none(),
+                "{engine:?} {name}"
+            );
+        }
+        assert!(
+            fleet_objects(&Settings::default(), &repository, "owner")
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn one_folder_per_cluster_gathers_every_blueprint_on_it() {
+        let repository = repository();
+        let roots: BTreeMap<String, Roots> = ["owner", "guest", "outside"]
+            .into_iter()
+            .map(|name| (name.to_string(), both()))
+            .collect();
+        let files = sync_folder(&settings(Engine::ConfigSync), &repository, &roots)
+            .unwrap()
+            .unwrap();
+        let paths: Vec<&str> = files.keys().map(String::as_str).collect();
+        assert_eq!(
+            paths,
+            [
+                "README.md",
+                "bootstrap/clusters/other/us-central2-b/prod.yaml",
+                "bootstrap/config-connector-host.yaml",
+                "clusters/my-project/us-central2-b/owner/config-management-system/rootsync.configsync.gke.io_aiml-guest.yaml",
+                "clusters/my-project/us-central2-b/owner/config-management-system/rootsync.configsync.gke.io_aiml-owner.yaml",
+                "clusters/other/us-central2-b/prod/config-management-system/rootsync.configsync.gke.io_aiml-outside.yaml",
+                "config-connector-host/config-management-system/rootsync.configsync.gke.io_aiml-cc-guest.yaml",
+                "config-connector-host/config-management-system/rootsync.configsync.gke.io_aiml-cc-outside.yaml",
+                "config-connector-host/config-management-system/rootsync.configsync.gke.io_aiml-cc-owner.yaml",
+            ]
+        );
+        let guest = &files["clusters/my-project/us-central2-b/owner/config-management-system/rootsync.configsync.gke.io_aiml-guest.yaml"];
+        assert!(
+            guest.contains("dir: \"rendered/guest/workload\""),
+            "{guest}"
+        );
+        let readme = &files["README.md"];
+        assert!(readme.contains("kubectl --context gke_other_us-central2-b_prod apply -f rendered/_sync/bootstrap/clusters/other/us-central2-b/prod.yaml"), "{readme}");
+
+        let argocd = sync_folder(&settings(Engine::ArgoCd), &repository, &roots)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            argocd.keys().filter(|p| p.starts_with("argocd/")).count(),
+            6
+        );
+        let guest = &argocd["argocd/argocd/application.argoproj.io_aiml-guest-workload.yaml"];
+        assert!(
+            guest.contains("name: \"gke_my-project_us-central2-b_owner\""),
+            "{guest}"
+        );
+        assert!(
+            sync_folder(&Settings::default(), &repository, &roots)
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn long_blueprint_names_give_valid_sync_object_names() {
+        let name = "a-very-long-blueprint-name-for-llama-pretraining-on-tpu-v5p-128";
+        assert_eq!(name.len(), 63);
+        let root_sync = root_sync_name("aiml-cc-", name);
+        assert!(root_sync.len() <= MAX_ROOT_SYNC_NAME, "{root_sync}");
+        assert_ne!(
+            root_sync,
+            root_sync_name("aiml-cc-", &format!("{}x", &name[..62]))
+        );
+        assert!(application_name(name, "-config-connector").len() <= 63);
+    }
+
+    #[test]
+    fn roots_count_objects_per_target_folder() {
+        let roots = Roots::from_paths([
+            "config-connector/p/a.yaml",
+            "config-connector/p/b.yaml",
+            "workload/_cluster/c.yaml",
+        ]);
+        assert_eq!(roots.config_connector, Some(2));
+        assert_eq!(roots.workload, Some(1));
+        assert_eq!(
+            Roots::from_paths(["workload/ns/x.yaml"]).config_connector,
+            None
+        );
+    }
+}
