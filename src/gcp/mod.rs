@@ -889,9 +889,10 @@ impl Gcp {
             };
             let mut pool_labels = labels.clone();
             if multislice {
-                // The reference's multislice group labels, so tooling that reads them works.
+                // The reference's multislice group label, so tooling that reads it works. Not
+                // its group-size label: node labels cannot change in place, so adding a slice
+                // would recreate every slice already running.
                 pool_labels.insert("MultisliceGroup".into(), self.blueprint.clone());
-                pool_labels.insert("MultisliceGroupSize".into(), count.to_string());
             }
             self.node_pool(NodePoolInput {
                 resource_id: resource_id.clone(),
