@@ -15,6 +15,7 @@ fn main() {
     let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     rule_docs(&root, &out);
+    fingerprint(&root, &out);
     let schemas = root.join("schemas");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=schemas");
@@ -113,4 +114,42 @@ fn rule_docs(root: &Path, out: &Path) {
     }
     table.push_str("];\n");
     fs::write(out.join("rule_docs.rs"), table).expect("write rule_docs.rs");
+}
+
+/// Writes `OUT_DIR/fingerprint.txt`: a hash of everything compiled or embedded into the binary
+/// that decides what a render writes (sources, templates, catalog, schemas, rule docs, data,
+/// locked dependencies). The render cache keys on it, so a changed binary never reuses output
+/// rendered by another, even at the same version number.
+fn fingerprint(root: &Path, out: &Path) {
+    let mut files = Vec::new();
+    for dir in ["src", "schemas", "data", "docs/rules"] {
+        let path = root.join(dir);
+        println!("cargo::rerun-if-changed={dir}");
+        if path.is_dir() {
+            collect(&path, &mut files);
+        }
+    }
+    for file in ["Cargo.lock", "Cargo.toml", "build.rs"] {
+        files.push(root.join(file));
+    }
+    println!("cargo::rerun-if-changed=Cargo.lock");
+    println!("cargo::rerun-if-changed=Cargo.toml");
+    files.sort();
+    // FNV-1a over each file's path and bytes: stable across machines and builds.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for byte in bytes {
+            hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for file in &files {
+        let relative = file.strip_prefix(root).unwrap_or(file);
+        feed(relative.to_string_lossy().as_bytes());
+        feed(&[0]);
+        if let Ok(bytes) = fs::read(file) {
+            feed(&bytes);
+        }
+        feed(&[0xff]);
+    }
+    fs::write(out.join("fingerprint.txt"), format!("{hash:016x}")).expect("write fingerprint.txt");
 }

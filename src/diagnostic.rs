@@ -10,12 +10,12 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::yaml::Span;
 
 /// How bad a finding is. Only errors change the exit code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// The output would not work; the command exits 1 (or 2 for malformed input).
@@ -35,7 +35,7 @@ impl fmt::Display for Severity {
 
 /// A rule id: kebab-case, e.g. `tpu-chips-per-host`. Built-in rules use static strings;
 /// rules defined at run time (schemas, repository-defined kinds) own theirs.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct RuleId(Cow<'static, str>);
 
@@ -87,10 +87,10 @@ impl fmt::Display for RuleId {
 /// The Kubernetes object a finding is about, shown as `kind/namespace/name`. Its identity
 /// includes the API group: the core `Service` and serviceusage's `Service` are different
 /// objects.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ObjectRef {
     /// API group, `""` for the core group.
-    #[serde(skip_serializing_if = "str::is_empty")]
+    #[serde(skip_serializing_if = "str::is_empty", default)]
     pub group: String,
     /// `kind`, e.g. `JobSet`.
     pub kind: String,
@@ -111,7 +111,7 @@ impl fmt::Display for ObjectRef {
 }
 
 /// One finding.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Diagnostic {
     /// Kebab-case rule id, e.g. `tpu-chips-per-host`.
     pub rule: RuleId,

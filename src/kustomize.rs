@@ -149,6 +149,27 @@ impl Kustomize {
         })
     }
 
+    /// What identifies the binary's build without running it: its path, size, modification time
+    /// and inode. Upgrading kustomize changes at least one, which is all a cache key needs;
+    /// asking the binary for its version would cost a process per render.
+    #[must_use]
+    pub fn identity(&self) -> String {
+        use std::os::unix::fs::MetadataExt as _;
+        let resolved =
+            std::fs::canonicalize(&self.program).unwrap_or_else(|_| self.program.clone());
+        match std::fs::metadata(&resolved) {
+            Ok(meta) => format!(
+                "{} {} {}.{} {}",
+                resolved.display(),
+                meta.len(),
+                meta.mtime(),
+                meta.mtime_nsec(),
+                meta.ino()
+            ),
+            Err(_) => resolved.display().to_string(),
+        }
+    }
+
     /// File name of the binary (`kustomize`, `kubectl`).
     #[must_use]
     pub fn name(&self) -> String {

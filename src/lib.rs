@@ -21,6 +21,7 @@
 
 pub mod accelerator;
 pub mod blueprint;
+pub mod cache;
 pub mod catalog;
 pub mod diagnostic;
 pub mod gcp;

@@ -9,7 +9,7 @@
 //! Neighbours: [`crate::blueprint`] (the envelope and strict spec reading) comes before;
 //! [`crate::kinds`] (the kinds themselves) and [`crate::overlay`] (templates) come after.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -89,7 +89,7 @@ pub struct ServiceExport {
 }
 
 /// A blueprint as others see it while planning.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Exported {
     /// Its kind.
     pub kind: String,
@@ -290,6 +290,18 @@ pub struct Planner<'a> {
     blueprint: &'a Blueprint<'a>,
     repository: &'a Repository,
     diagnostics: Vec<Diagnostic>,
+    /// What planning read of other blueprints: a plan is a function of the spec and of these.
+    lookups: std::cell::RefCell<Lookups>,
+}
+
+/// The parts of the repository one blueprint's planning read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lookups {
+    /// Blueprints looked up by name (present or not).
+    pub names: BTreeSet<String>,
+    /// Whether the list of every blueprint name was read (a reference that matches none
+    /// suggests the closest).
+    pub all_names: bool,
 }
 
 impl<'a> Planner<'a> {
@@ -300,7 +312,18 @@ impl<'a> Planner<'a> {
             blueprint,
             repository,
             diagnostics: Vec::new(),
+            lookups: std::cell::RefCell::new(Lookups::default()),
         }
+    }
+
+    /// What planning read of other blueprints so far.
+    #[must_use]
+    pub fn lookups(&self) -> Lookups {
+        self.lookups.borrow().clone()
+    }
+
+    fn record(&self, name: &str) {
+        self.lookups.borrow_mut().names.insert(name.to_string());
     }
 
     /// The blueprint being planned.
@@ -387,11 +410,13 @@ impl<'a> Planner<'a> {
             return None;
         }
         let repository = self.repository;
+        self.record(name);
         match repository.get(name) {
             // Its own findings explain it; a second finding here would repeat the cause.
             Some(exported) if !exported.readable => None,
             Some(exported) => Some(exported),
             None => {
+                self.lookups.borrow_mut().all_names = true;
                 let me = self.blueprint.name;
                 let closest = crate::catalog::closest(name, repository.keys().map(String::as_str));
                 let d = self.error(
@@ -422,6 +447,7 @@ impl<'a> Planner<'a> {
     /// that [`Planner::reference`] checks later).
     #[must_use]
     pub fn peek(&self, name: &str) -> Option<&'a Exported> {
+        self.record(name);
         self.repository.get(name)
     }
 

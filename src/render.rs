@@ -18,12 +18,13 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::blueprint::{self, Blueprint};
+use crate::cache::{self, Cache};
 use crate::diagnostic::{self, Diagnostic, ObjectRef};
 use crate::kinds::{self, Registry, Spec};
 use crate::kustomize::{Kustomize, KustomizeError};
 use crate::manifest::{self, Manifest};
 use crate::overlay::TemplateError;
-use crate::plan::{Planner, Repository};
+use crate::plan::{Lookups, Planner, Repository};
 use crate::repo::{self, OVERLAYS_DIR, RENDERED_DIR};
 use crate::schema::{CheckOptions, Schemas};
 use crate::settings::Settings;
@@ -121,6 +122,24 @@ pub struct BlueprintResult {
     pub description: String,
     /// Objects per target folder: the blueprint's sync roots.
     pub roots: sync::Roots,
+    /// Reused from the cache: its folders already hold this output and were not staged.
+    pub cached: bool,
+    /// What the render read, for the cache to record once the output is on disk.
+    pub record: Option<cache::Record>,
+}
+
+impl BlueprintResult {
+    /// The part of the result the cache keeps.
+    #[must_use]
+    pub fn cached_result(&self) -> cache::CachedResult {
+        cache::CachedResult {
+            diagnostics: self.diagnostics.clone(),
+            objects: self.objects.clone(),
+            suppressed: self.suppressed,
+            description: self.description.clone(),
+            roots: self.roots.clone(),
+        }
+    }
 }
 
 /// Everything a render (or check, or validate) found.
@@ -154,14 +173,29 @@ impl Report {
     }
 
     /// The folders under `overlays/` and `rendered/` this render staged: every rendered
-    /// blueprint's, and the sync wiring's.
+    /// blueprint's that the cache did not vouch for, and the sync wiring's.
     #[must_use]
     pub fn folders(&self) -> Vec<String> {
-        let mut folders: Vec<String> = self.blueprints.iter().map(|b| b.name.clone()).collect();
+        let mut folders: Vec<String> = self
+            .blueprints
+            .iter()
+            .filter(|b| !b.cached)
+            .map(|b| b.name.clone())
+            .collect();
         if self.sync {
             folders.push(sync::SYNC_DIR.to_string());
         }
         folders
+    }
+
+    /// Blueprints whose folders the cache vouched for: left alone, never compared.
+    #[must_use]
+    pub fn unchanged(&self) -> BTreeSet<String> {
+        self.blueprints
+            .iter()
+            .filter(|b| b.cached)
+            .map(|b| b.name.clone())
+            .collect()
     }
 
     /// Objects rendered over all blueprints.
@@ -180,12 +214,17 @@ struct Read<'a> {
 /// Compiles, builds and validates the selected blueprints into `staging` (which receives
 /// `overlays/<name>/` and `rendered/<name>/`). `names` empty means all. `root` is the
 /// repository, read for the rendered objects of blueprints not selected.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the pipeline's inputs, each used once"
+)]
 pub fn build(
     loaded: &repo::Loaded,
     registry: &Registry,
     names: &[String],
     kustomize: &Kustomize,
     checks: Checks<'_>,
+    cache: Option<&Cache>,
     root: &Path,
     staging: &Path,
 ) -> Result<Report, RenderError> {
@@ -212,7 +251,35 @@ pub fn build(
     // Phase 2: plan, compile, build and validate the selected blueprints in parallel.
     let results: Vec<Result<BlueprintResult, RenderError>> = selected(&read, names)
         .par_iter()
-        .map(|r| build_one(r, &repository, &loaded.settings, kustomize, checks, staging))
+        .map(|r| {
+            let key = cache.map(|cache| {
+                cache.key(&cache::Inputs {
+                    name: r.blueprint.name,
+                    file: r.blueprint.file,
+                    text: r.blueprint.source,
+                })
+            });
+            if let (Some(cache), Some(key)) = (cache, &key)
+                && let Some(hit) = cache.lookup(root, r.blueprint.name, key, &repository)
+            {
+                return Ok(BlueprintResult {
+                    name: r.blueprint.name.to_string(),
+                    diagnostics: hit.diagnostics,
+                    objects: hit.objects,
+                    suppressed: hit.suppressed,
+                    description: hit.description,
+                    roots: hit.roots,
+                    cached: true,
+                    record: None,
+                });
+            }
+            let (mut result, lookups) =
+                build_one(r, &repository, &loaded.settings, kustomize, checks, staging)?;
+            if let (Some(cache), Some(key)) = (cache, key) {
+                result.record = Some(cache.record(key, &lookups, &repository));
+            }
+            Ok(result)
+        })
         .collect();
     for result in results {
         let result = result?;
@@ -336,7 +403,7 @@ fn compile_one(
     read: &Read<'_>,
     repository: &Repository,
     settings: &Settings,
-) -> Result<(Option<kinds::Compiled>, Vec<Diagnostic>), RenderError> {
+) -> Result<(Option<kinds::Compiled>, Vec<Diagnostic>, Lookups), RenderError> {
     let template_error = |source| RenderError::Template {
         blueprint: read.blueprint.name.to_string(),
         source,
@@ -357,7 +424,17 @@ fn compile_one(
             )
             .map_err(template_error)?;
     }
-    Ok((compiled, planner.finish()))
+    let mut lookups = planner.lookups();
+    // The fleet registration reads the blueprint's own exports and its cluster's owner.
+    let me = read.blueprint.name;
+    lookups.names.insert(me.to_string());
+    if let Some(owner) = repository
+        .get(me)
+        .and_then(|e| e.exports.cluster_of.clone())
+    {
+        lookups.names.insert(owner);
+    }
+    Ok((compiled, planner.finish(), lookups))
 }
 
 /// A blueprint compiled into its overlay, without kustomize.
@@ -380,7 +457,7 @@ pub fn compile(
     let (read, repository) = read_all(unique_blueprints(loaded, registry), &mut diagnostics);
     let mut out = Vec::new();
     for r in selected(&read, names) {
-        let (compiled, found) = compile_one(r, &repository, &loaded.settings)?;
+        let (compiled, found, _) = compile_one(r, &repository, &loaded.settings)?;
         diagnostics.extend(found);
         out.push(CompiledBlueprint {
             name: r.blueprint.name.to_string(),
@@ -398,20 +475,25 @@ fn build_one(
     kustomize: &Kustomize,
     checks: Checks<'_>,
     staging: &Path,
-) -> Result<BlueprintResult, RenderError> {
+) -> Result<(BlueprintResult, Lookups), RenderError> {
     let blueprint = &read.blueprint;
     let name = blueprint.name.to_string();
-    let (compiled, mut diagnostics) = compile_one(read, repository, settings)?;
+    let (compiled, mut diagnostics, lookups) = compile_one(read, repository, settings)?;
     let Some(compiled) = compiled else {
         let suppressed = suppress(blueprint, &mut diagnostics);
-        return Ok(BlueprintResult {
-            name,
-            diagnostics,
-            objects: Vec::new(),
-            suppressed,
-            description: String::new(),
-            roots: sync::Roots::default(),
-        });
+        return Ok((
+            BlueprintResult {
+                name,
+                diagnostics,
+                objects: Vec::new(),
+                suppressed,
+                description: String::new(),
+                roots: sync::Roots::default(),
+                cached: false,
+                record: None,
+            },
+            lookups,
+        ));
     };
     let overlay_dir = staging.join(OVERLAYS_DIR).join(&name);
     workspace::write_folder(
@@ -462,14 +544,19 @@ fn build_one(
     let mut objects: Vec<ObjectRef> = manifests.into_iter().map(|m| m.id).collect();
     objects.sort();
     let suppressed = suppress(blueprint, &mut diagnostics);
-    Ok(BlueprintResult {
-        name,
-        diagnostics,
-        objects,
-        suppressed,
-        description: compiled.description,
-        roots,
-    })
+    Ok((
+        BlueprintResult {
+            name,
+            diagnostics,
+            objects,
+            suppressed,
+            description: compiled.description,
+            roots,
+            cached: false,
+            record: None,
+        },
+        lookups,
+    ))
 }
 
 /// Drops the findings of rules the blueprint turns off (`aiml.dev/ignore`), on itself and on

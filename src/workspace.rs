@@ -273,8 +273,13 @@ impl Workspace {
     /// Compares the staged render with the repository: what a render would change, and what
     /// it found that it did not generate. `names` are the rendered blueprints; `full` means
     /// every blueprint (folders of removed blueprints are then stale).
-    pub fn compare(&self, names: &[String], full: bool) -> Result<Comparison, WriteError> {
-        compare(&self.root, &self.staging(), names, full)
+    pub fn compare(
+        &self,
+        names: &[String],
+        unchanged: &BTreeSet<String>,
+        full: bool,
+    ) -> Result<Comparison, WriteError> {
+        compare(&self.root, &self.staging(), names, unchanged, full)
     }
 
     /// Swaps the staged folders in. Folders that did not change are left alone; foreign
@@ -284,10 +289,11 @@ impl Workspace {
     pub fn commit(
         &self,
         names: &[String],
+        unchanged: &BTreeSet<String>,
         full: bool,
         hand_edits: HandEdits,
     ) -> Result<Comparison, WriteError> {
-        self.commit_with(names, full, hand_edits, &mut |from, to| {
+        self.commit_with(names, unchanged, full, hand_edits, &mut |from, to| {
             fs_err::rename(from, to)
         })
     }
@@ -295,11 +301,12 @@ impl Workspace {
     fn commit_with(
         &self,
         names: &[String],
+        unchanged: &BTreeSet<String>,
         full: bool,
         hand_edits: HandEdits,
         rename: &mut dyn FnMut(&Path, &Path) -> std::io::Result<()>,
     ) -> Result<Comparison, WriteError> {
-        let comparison = self.compare(names, full)?;
+        let comparison = self.compare(names, unchanged, full)?;
         if hand_edits == HandEdits::Refuse && !comparison.hand_edited.is_empty() {
             return Err(WriteError::HandEdited {
                 paths: comparison.hand_edited.clone(),
@@ -469,11 +476,13 @@ impl Comparison {
 }
 
 /// Compares a staged render under `staging` with the repository at `root`, reading only
-/// generated files (never through a symbolic link).
+/// generated files (never through a symbolic link). Folders of blueprints in `unchanged` (the
+/// cache vouched that they hold what a render writes) are neither staged nor compared.
 pub fn compare(
     root: &Path,
     staging: &Path,
     names: &[String],
+    unchanged: &BTreeSet<String>,
     full: bool,
 ) -> Result<Comparison, WriteError> {
     let mut comparison = Comparison::default();
@@ -490,7 +499,7 @@ pub fn compare(
                 }
             }
         }
-        for name in folders {
+        for name in folders.into_iter().filter(|name| !unchanged.contains(name)) {
             let relative = format!("{top}/{name}");
             let current_dir = root.join(&relative);
             let staged = read_generated(&staging.join(&relative))?.unwrap_or_default();
@@ -806,7 +815,9 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
         stage(&workspace, "old", true);
-        workspace.commit(&[], true, HandEdits::Refuse).unwrap();
+        workspace
+            .commit(&[], &BTreeSet::new(), true, HandEdits::Refuse)
+            .unwrap();
         drop(workspace);
         root
     }
@@ -829,13 +840,19 @@ mod tests {
             let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
             stage(&workspace, "new", true);
             let mut calls = 0;
-            let result = workspace.commit_with(&[], true, HandEdits::Refuse, &mut |from, to| {
-                calls += 1;
-                if calls == fail_at {
-                    return Err(std::io::Error::other("disk full"));
-                }
-                fs_err::rename(from, to)
-            });
+            let result = workspace.commit_with(
+                &[],
+                &BTreeSet::new(),
+                true,
+                HandEdits::Refuse,
+                &mut |from, to| {
+                    calls += 1;
+                    if calls == fail_at {
+                        return Err(std::io::Error::other("disk full"));
+                    }
+                    fs_err::rename(from, to)
+                },
+            );
             assert!(result.is_err(), "rename {fail_at} should fail the commit");
             assert_eq!(tree(root.path()), before, "rename {fail_at} failed");
         }
@@ -853,11 +870,17 @@ mod tests {
             stage(&workspace, "new", false);
             let mut calls = 0;
             let crashed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                workspace.commit_with(&[], true, HandEdits::Refuse, &mut |from, to| {
-                    calls += 1;
-                    assert!(calls != crash_at, "simulated crash");
-                    fs_err::rename(from, to)
-                })
+                workspace.commit_with(
+                    &[],
+                    &BTreeSet::new(),
+                    true,
+                    HandEdits::Refuse,
+                    &mut |from, to| {
+                        calls += 1;
+                        assert!(calls != crash_at, "simulated crash");
+                        fs_err::rename(from, to)
+                    },
+                )
             }))
             .is_err();
             workspace.crashed = true;
@@ -915,7 +938,9 @@ mod tests {
         write(&root.path().join("rendered/a/NOTES.md"), "notes\n");
         let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
         stage(&workspace, "new", false);
-        let comparison = workspace.commit(&[], true, HandEdits::Refuse).unwrap();
+        let comparison = workspace
+            .commit(&[], &BTreeSet::new(), true, HandEdits::Refuse)
+            .unwrap();
         assert_eq!(
             comparison.foreign,
             ["rendered/a/NOTES.md", "rendered/hand-made"]
@@ -942,7 +967,7 @@ mod tests {
         )
         .unwrap();
         let error = workspace
-            .commit(&["c".into()], false, HandEdits::Refuse)
+            .commit(&["c".into()], &BTreeSet::new(), false, HandEdits::Refuse)
             .unwrap_err();
         assert!(matches!(error, WriteError::Foreign { .. }), "{error}");
         assert_eq!(tree(root.path()), before);
@@ -973,13 +998,15 @@ mod tests {
             [("f.yaml", &b"edited\n"[..])],
         )
         .unwrap();
-        let comparison = workspace.compare(&[], true).unwrap();
+        let comparison = workspace.compare(&[], &BTreeSet::new(), true).unwrap();
         assert_eq!(comparison.hand_edited, ["rendered/a/f.yaml"]);
         drop(workspace);
 
         let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
         stage(&workspace, "new", false);
-        let error = workspace.commit(&[], true, HandEdits::Refuse).unwrap_err();
+        let error = workspace
+            .commit(&[], &BTreeSet::new(), true, HandEdits::Refuse)
+            .unwrap_err();
         match &error {
             WriteError::HandEdited { paths } => {
                 assert_eq!(paths, &["overlays/b/f.yaml", "rendered/a/f.yaml"]);
@@ -988,7 +1015,9 @@ mod tests {
         }
         assert!(error.to_string().contains("`--force`"), "{error}");
         assert_eq!(tree(root.path()), before, "nothing is written");
-        workspace.commit(&[], true, HandEdits::Overwrite).unwrap();
+        workspace
+            .commit(&[], &BTreeSet::new(), true, HandEdits::Overwrite)
+            .unwrap();
         let files = tree(root.path());
         assert_eq!(files["rendered/a/f.yaml"], b"new\n");
         assert!(!files.contains_key("overlays/b/f.yaml"));
@@ -1006,7 +1035,9 @@ mod tests {
         write(&root.path().join("rendered/a/f.yaml"), "edited\n");
         let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
         stage(&workspace, "new", true);
-        let comparison = workspace.commit(&[], true, HandEdits::Refuse).unwrap();
+        let comparison = workspace
+            .commit(&[], &BTreeSet::new(), true, HandEdits::Refuse)
+            .unwrap();
         assert!(comparison.foreign.is_empty(), "{:?}", comparison.foreign);
         assert_eq!(tree(root.path())["rendered/a/f.yaml"], b"new\n");
     }
@@ -1029,7 +1060,7 @@ mod tests {
         let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
         stage(&workspace, "new", false);
         let error = workspace
-            .commit(&["a".into()], false, HandEdits::Refuse)
+            .commit(&["a".into()], &BTreeSet::new(), false, HandEdits::Refuse)
             .unwrap_err();
         assert!(matches!(error, WriteError::Foreign { .. }), "{error}");
         assert!(outside.path().join("keep/precious.txt").exists());

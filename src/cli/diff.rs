@@ -33,7 +33,7 @@ pub(super) fn run(
     let base = diff::read_tree(&repo, tree.as_ref(), limit)?;
     let (head, head_label) = if options.render {
         let loaded = context.load(&root)?;
-        let (temporary, _report) = match super::render::fresh(context, &root, &loaded, &[])? {
+        let (temporary, _report) = match super::render::fresh(context, &root, &loaded, &[], None)? {
             Ok(fresh) => fresh,
             Err(outcome) => return Ok(outcome),
         };

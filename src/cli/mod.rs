@@ -103,6 +103,10 @@ enum Command {
         /// checkout: HEAD, the index and other files stay as they are.
         #[arg(long, value_name = "NAME", requires = "commit")]
         branch: Option<String>,
+        /// Render every blueprint, ignoring the cache of unchanged ones (the output is the
+        /// same; `AIML_CACHE=off` turns the cache off for every run).
+        #[arg(long)]
+        no_cache: bool,
     },
     /// Validate blueprints, or any Kubernetes YAML files or folders, with every rule.
     #[command(
@@ -235,6 +239,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let output = cli.global.output;
     let printer = Printer::new(&cli.global);
     let limits = Limits::from_env()?;
+    // Schemas from folders are not part of the cache's key: with them, nothing is reused.
+    let extra_schema_dirs = cli.global.schemas.clone();
     let extra_schemas;
     let schemas = if cli.global.schemas.is_empty() {
         Schemas::embedded()
@@ -263,6 +269,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             commit,
             message,
             branch,
+            no_cache,
         } => render::run(
             &context,
             &names,
@@ -270,6 +277,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 check,
                 force,
                 commit: commit.then_some(render::CommitOptions { message, branch }),
+                cache: !no_cache && extra_schema_dirs.is_empty(),
             },
         ),
         Command::Validate { paths } => validate::run(&context, &paths),

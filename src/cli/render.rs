@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use aiml::cache::{self, Cache};
 use aiml::gitops::commit::{self, Committed};
 use aiml::render::{self, Report};
 use aiml::repo::Loaded;
@@ -18,6 +19,8 @@ pub(super) struct Options {
     pub force: bool,
     /// Commit the result (`--commit`).
     pub commit: Option<CommitOptions>,
+    /// Reuse unchanged blueprints' output (not `--no-cache`).
+    pub cache: bool,
 }
 
 /// `--commit` and its flags.
@@ -50,7 +53,12 @@ pub(super) fn run(
     let loaded = context.load(&root)?;
     let full = names.is_empty();
     if options.check {
-        let (temporary, report) = match fresh(context, &root, &loaded, names)? {
+        let cache = options
+            .cache
+            .then(|| open_cache(context, &root, &loaded))
+            .transpose()?
+            .flatten();
+        let (temporary, report) = match fresh(context, &root, &loaded, names, cache.as_ref())? {
             Ok(fresh) => fresh,
             Err(outcome) => {
                 context.printer.err("nothing was written\n");
@@ -64,12 +72,18 @@ pub(super) fn run(
     if let Some(recovered) = &workspace.recovered {
         context.printer.err(&format!("note: {recovered}\n"));
     }
+    let cache = options
+        .cache
+        .then(|| open_cache(context, &root, &loaded))
+        .transpose()?
+        .flatten();
     let mut report = render::build(
         &loaded,
         &context.registry,
         names,
         &kustomize,
         context.checks,
+        cache.as_ref(),
         &root,
         &workspace.staging(),
     )?;
@@ -80,6 +94,7 @@ pub(super) fn run(
     }
     let comparison = workspace.commit(
         &report.folders(),
+        &report.unchanged(),
         full,
         if options.force {
             HandEdits::Overwrite
@@ -88,6 +103,14 @@ pub(super) fn run(
         },
     )?;
     report_foreign(context, &comparison);
+    if let Some(cache) = &cache {
+        remember(
+            cache,
+            &root,
+            &report,
+            full.then(|| blueprint_names(context, &loaded)),
+        );
+    }
     context.printer.err(&format!(
         "rendered {} ({}){}; {} changed\n",
         plural(report.blueprints.len(), "blueprint"),
@@ -147,6 +170,7 @@ pub(super) fn fresh(
     root: &Path,
     loaded: &Loaded,
     names: &[String],
+    cache: Option<&Cache>,
 ) -> anyhow::Result<Result<(tempfile::TempDir, Report), Outcome>> {
     let kustomize = context.kustomize()?;
     workspace::wait_for_renders(root, context.limits.lock_timeout)?;
@@ -157,6 +181,7 @@ pub(super) fn fresh(
         names,
         &kustomize,
         context.checks,
+        cache,
         root,
         temporary.path(),
     )?;
@@ -183,7 +208,8 @@ fn check(
     report: &Report,
     full: bool,
 ) -> anyhow::Result<Outcome> {
-    let comparison = workspace::compare(root, staging, &report.folders(), full)?;
+    let comparison =
+        workspace::compare(root, staging, &report.folders(), &report.unchanged(), full)?;
     report_foreign(context, &comparison);
     if comparison.drift.is_empty() {
         context.printer.err(&format!(
@@ -236,4 +262,58 @@ fn report_foreign(context: &Context<'_>, comparison: &Comparison) {
             workspace::MARKER
         ));
     }
+}
+
+/// The repository's render cache, keyed on this run's settings, checks and kustomize (`None`
+/// when `AIML_CACHE=off`).
+fn open_cache(
+    context: &Context<'_>,
+    root: &Path,
+    loaded: &Loaded,
+) -> anyhow::Result<Option<Cache>> {
+    let kustomize = context.kustomize()?;
+    Ok(Cache::open(
+        root,
+        &cache::context(&[
+            &format!("{:?}", loaded.settings),
+            &format!("{:?}", context.checks.options),
+            // Which binary built the output: a new kustomize is a new cache.
+            &format!("{kustomize:?}"),
+            &kustomize.identity(),
+        ]),
+    ))
+}
+
+/// Records what this render wrote, once it is on disk; forgets removed blueprints after a
+/// full render. A cache that cannot be written costs speed, never correctness: say so, go on.
+fn remember(
+    cache: &Cache,
+    root: &Path,
+    report: &Report,
+    all: Option<std::collections::BTreeSet<String>>,
+) {
+    use rayon::prelude::*;
+    let failed = report
+        .blueprints
+        .par_iter()
+        .filter(|b| !b.cached)
+        .filter_map(|b| b.record.as_ref().map(|record| (b, record)))
+        .filter(|(b, record)| {
+            cache
+                .store(root, &b.name, record, b.cached_result())
+                .is_err()
+        })
+        .count();
+    if let Some(all) = all {
+        cache.retain(&all);
+    }
+    let _ = failed;
+}
+
+fn blueprint_names(context: &Context<'_>, loaded: &Loaded) -> std::collections::BTreeSet<String> {
+    loaded
+        .blueprints(&context.registry)
+        .iter()
+        .map(|b| b.name.to_string())
+        .collect()
 }

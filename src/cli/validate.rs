@@ -199,6 +199,7 @@ fn build_in_temp(
         &[],
         &kustomize,
         context.checks,
+        None,
         root,
         staging.path(),
     )?)

@@ -277,7 +277,7 @@ pub fn fleet_objects(
 
 /// What a blueprint's render holds, for the sync roots: objects per target folder (absent:
 /// the blueprint has no such folder).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Roots {
     /// Objects under `rendered/<name>/config-connector/`.
     pub config_connector: Option<usize>,

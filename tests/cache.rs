@@ -1,0 +1,139 @@
+//! The render cache never changes what is written: renders that reuse unchanged blueprints
+//! leave exactly the tree a render without the cache writes, across edits of blueprints and
+//! of the blueprints they reference, deleted and hand-edited output, and a corrupt cache.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use support::TestRepo;
+
+/// The repository's own blueprints, in a fresh repository.
+fn repository() -> TestRepo {
+    let repo = TestRepo::new();
+    for entry in std::fs::read_dir("blueprints").expect("blueprints") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        repo.write(
+            &format!("blueprints/{name}"),
+            &std::fs::read_to_string(&path).expect("read"),
+        );
+    }
+    if let Ok(settings) = std::fs::read_to_string("aiml.yaml") {
+        repo.write("aiml.yaml", &settings);
+    }
+    repo
+}
+
+fn edit(repo: &TestRepo, file: &str, from: &str, to: &str) {
+    let path = repo.path().join(file);
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(text.contains(from), "{file} has no `{from}`");
+    std::fs::write(&path, text.replacen(from, to, 1)).expect("write");
+}
+
+/// What a render without the cache writes for the blueprints of `repo` as they are now.
+fn uncached(repo: &TestRepo) -> BTreeMap<String, Vec<u8>> {
+    let fresh = TestRepo::new();
+    std::fs::remove_file(
+        fresh
+            .path()
+            .join("blueprints/multislice-v4-32-training.yaml"),
+    )
+    .expect("remove");
+    for (path, content) in aiml::render::read_tree(&repo.path().join("blueprints")).expect("read") {
+        fresh.write(
+            &format!("blueprints/{path}"),
+            std::str::from_utf8(&content).expect("utf-8"),
+        );
+    }
+    if let Ok(settings) = std::fs::read_to_string(repo.path().join("aiml.yaml")) {
+        fresh.write("aiml.yaml", &settings);
+    }
+    let run = fresh.aiml(&["render", "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    fresh.generated()
+}
+
+fn render(repo: &TestRepo) -> String {
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.stderr
+}
+
+#[test]
+fn cached_renders_write_what_uncached_renders_write() {
+    let repo = repository();
+    render(&repo);
+    assert!(repo.path().join(".aiml/cache").is_dir(), "no cache written");
+
+    // Nothing changed: nothing rendered again, nothing written.
+    assert!(render(&repo).contains("0 files changed"));
+    assert_eq!(repo.generated(), uncached(&repo));
+
+    // A referenced blueprint changes what its dependents render: the load test follows the
+    // Saxml server's new namespace although its own file did not change.
+    edit(
+        &repo,
+        "blueprints/sax-llama2-70b-v5e-16.yaml",
+        "spec:\n",
+        "spec:\n  namespace: serving\n",
+    );
+    render(&repo);
+    let load_test = std::fs::read_to_string(
+        repo.path()
+            .join("rendered/locust-bench/workload/locust-bench/deployment.apps_locust-worker.yaml"),
+    )
+    .expect("read");
+    assert!(
+        load_test.contains(".serving.svc.cluster.local"),
+        "{load_test}"
+    );
+    assert_eq!(repo.generated(), uncached(&repo));
+
+    // Output deleted or edited behind the tool's back is rendered again, not trusted.
+    std::fs::remove_dir_all(repo.path().join("rendered/triton-t4-hpa")).expect("remove");
+    render(&repo);
+    assert_eq!(repo.generated(), uncached(&repo));
+    let file = repo
+        .path()
+        .join("overlays/multislice-v4-32-training/workload/resources.yaml");
+    let original = std::fs::read(&file).expect("read");
+    std::fs::write(&file, b"# edited\n").expect("write");
+    let run = repo.aiml(&["render"]);
+    assert_eq!(
+        run.code,
+        2,
+        "a hand edit must stop the render: {}",
+        run.transcript()
+    );
+    assert!(run.stderr.contains("edited by hand"), "{}", run.stderr);
+    // Put back byte for byte (a new modification time): the cache sees the same content.
+    std::fs::write(&file, &original).expect("write");
+    assert!(render(&repo).contains("0 files changed"));
+
+    // A corrupt or foreign cache is ignored.
+    for entry in std::fs::read_dir(repo.path().join(".aiml/cache")).expect("cache") {
+        std::fs::write(entry.expect("entry").path(), b"{not json").expect("write");
+    }
+    edit(
+        &repo,
+        "blueprints/locust-bench.yaml",
+        "workers: 4",
+        "workers: 3",
+    );
+    render(&repo);
+    assert_eq!(repo.generated(), uncached(&repo));
+
+    // `render --check` reads the cache and agrees.
+    let check = repo.aiml(&["render", "--check"]);
+    assert_eq!(check.code, 0, "{}", check.transcript());
+}
+
+#[test]
+fn the_cache_can_be_turned_off() {
+    let repo = repository();
+    let run = repo.aiml_with_env(&["render"], &[("AIML_CACHE", std::ffi::OsStr::new("off"))]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(!repo.path().join(".aiml/cache").exists());
+}
