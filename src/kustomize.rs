@@ -4,6 +4,9 @@
 //! built-in kustomize), else `kustomize` on `PATH`, else `kubectl kustomize`. One process per
 //! overlay, no flags, no plugins: the same command a person or Config Sync would run.
 
+mod goyaml;
+pub mod inproc;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -22,6 +25,8 @@ pub struct Kustomize {
     timeout: Duration,
     /// Most bytes a build may print.
     max_output: u64,
+    /// Build the tool's own overlays in process ([`inproc`]), the binary being the fallback.
+    in_process: bool,
 }
 
 /// Kustomize could not be run or failed.
@@ -109,7 +114,21 @@ impl Kustomize {
             subcommand: if is_kubectl { "kustomize" } else { "build" },
             timeout: limits.kustomize_timeout,
             max_output: limits.max_file_size,
+            in_process: true,
         }
+    }
+
+    /// The same kustomize, with every overlay built by the binary (`--kustomize=binary`).
+    #[must_use]
+    pub fn binary_only(mut self) -> Self {
+        self.in_process = false;
+        self
+    }
+
+    /// Whether overlays in the in-process subset are built without the binary.
+    #[must_use]
+    pub fn in_process(&self) -> bool {
+        self.in_process
     }
 
     /// The same kustomize with the time and output limits of `limits`.
@@ -189,6 +208,17 @@ impl Kustomize {
     /// output limit; both are errors naming the overlay.
     pub fn build(&self, dir: &Path, display_dir: &str) -> Result<String, KustomizeError> {
         let command = self.command_line(display_dir);
+        if self.in_process
+            && let Ok(output) = inproc::build(dir, self.max_output)
+        {
+            if output.len() as u64 > self.max_output {
+                return Err(KustomizeError::TooMuchOutput {
+                    command,
+                    limit: self.max_output,
+                });
+            }
+            return Ok(output);
+        }
         let spawn_error = |source| KustomizeError::Spawn {
             command: command.clone(),
             source,

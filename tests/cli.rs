@@ -312,7 +312,10 @@ fn failing_kustomize_names_the_overlay_and_keeps_its_message() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
-    let run = repo.aiml_with_env(&["render"], &[("AIML_KUSTOMIZE", fake.as_os_str())]);
+    let run = repo.aiml_with_env(
+        &["render", "--kustomize=binary"],
+        &[("AIML_KUSTOMIZE", fake.as_os_str())],
+    );
     assert_eq!(run.code, 2);
     let stderr = run.stderr;
     assert!(

@@ -69,7 +69,10 @@ fn object_names_from_kustomize_never_become_paths() {
     ] {
         let script = format!("cat <<'EOF'\n{object}EOF");
         let fake = fake_kustomize(&repo, &format!("kustomize-{name}"), &script);
-        let run = repo.aiml_with_env(&["render"], &[env("AIML_KUSTOMIZE", &fake)]);
+        let run = repo.aiml_with_env(
+            &["render", "--kustomize=binary"],
+            &[env("AIML_KUSTOMIZE", &fake)],
+        );
         assert_eq!(run.code, 2, "{name}: {}", run.transcript());
         assert!(
             run.stderr.contains("not a valid Kubernetes"),
@@ -88,7 +91,10 @@ fn a_blueprint_that_builds_to_nothing_writes_nothing() {
     assert_eq!(repo.aiml(&["render"]).code, 0);
     let before = repo.generated();
     let fake = fake_kustomize(&repo, "kustomize-empty", "exit 0");
-    let run = repo.aiml_with_env(&["render"], &[env("AIML_KUSTOMIZE", &fake)]);
+    let run = repo.aiml_with_env(
+        &["render", "--kustomize=binary"],
+        &[env("AIML_KUSTOMIZE", &fake)],
+    );
     assert_eq!(run.code, 2, "{}", run.transcript());
     assert!(run.stderr.contains("builds to no object"), "{}", run.stderr);
     assert_eq!(before, repo.generated());
@@ -192,7 +198,7 @@ fn a_killed_render_leaves_the_old_tree_and_the_next_run_recovers() {
     for signal in ["KILL", "TERM", "INT"] {
         let _ = std::fs::remove_file(&started);
         let mut child = Command::new(cargo_bin("kubectl-aiml"))
-            .arg("render")
+            .args(["render", "--kustomize=binary"])
             .current_dir(repo.path())
             .env("AIML_KUSTOMIZE", &fake)
             .stdout(Stdio::null())
@@ -243,7 +249,7 @@ fn concurrent_renders_lose_nothing() {
     let children: Vec<_> = (0..5)
         .map(|_| {
             Command::new(cargo_bin("kubectl-aiml"))
-                .arg("render")
+                .args(["render", "--kustomize=binary"])
                 .current_dir(repo.path())
                 .env("AIML_KUSTOMIZE", &fake)
                 .stdout(Stdio::null())
@@ -282,7 +288,7 @@ fn a_hanging_kustomize_is_stopped_and_named() {
     let fake = fake_kustomize(&repo, "kustomize-hangs", "sleep 600");
     let started = Instant::now();
     let run = repo.aiml_with_env(
-        &["render"],
+        &["render", "--kustomize=binary"],
         &[
             env("AIML_KUSTOMIZE", &fake),
             ("AIML_KUSTOMIZE_TIMEOUT", std::ffi::OsStr::new("1")),
@@ -308,7 +314,7 @@ fn an_endless_kustomize_output_is_stopped() {
     let repo = TestRepo::new();
     let fake = fake_kustomize(&repo, "kustomize-floods", "exec yes");
     let run = repo.aiml_with_env(
-        &["render"],
+        &["render", "--kustomize=binary"],
         &[
             env("AIML_KUSTOMIZE", &fake),
             ("AIML_MAX_FILE_SIZE", std::ffi::OsStr::new("1M")),

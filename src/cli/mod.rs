@@ -66,6 +66,18 @@ struct Global {
     /// off with the annotation `aiml.dev/ignore: RULE[,RULE]`.
     #[arg(long, global = true, value_name = "RULE")]
     ignore: Vec<String>,
+    /// How overlays are built: `auto` builds the tool's own overlays in process (byte for
+    /// byte what kustomize prints) and runs the kustomize binary for anything else; `binary`
+    /// runs the binary for every overlay.
+    #[arg(long, global = true, value_enum, default_value_t = KustomizeMode::Auto)]
+    kustomize: KustomizeMode,
+}
+
+/// `--kustomize`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum KustomizeMode {
+    Auto,
+    Binary,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -183,6 +195,7 @@ struct Context<'s> {
     limits: Limits,
     repo: Option<PathBuf>,
     suppressions: Suppressions,
+    kustomize_mode: KustomizeMode,
 }
 
 impl Context<'_> {
@@ -227,7 +240,11 @@ impl Context<'_> {
     }
 
     fn kustomize(&self) -> anyhow::Result<Kustomize> {
-        Ok(Kustomize::discover()?.with_limits(&self.limits))
+        let kustomize = Kustomize::discover()?.with_limits(&self.limits);
+        Ok(match self.kustomize_mode {
+            KustomizeMode::Auto => kustomize,
+            KustomizeMode::Binary => kustomize.binary_only(),
+        })
     }
 }
 
@@ -260,6 +277,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         limits,
         repo: cli.global.repo,
         suppressions: Suppressions::global(&cli.global.ignore)?,
+        kustomize_mode: cli.global.kustomize,
     };
     match cli.command {
         Command::Render {

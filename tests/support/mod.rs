@@ -25,6 +25,13 @@ impl TestRepo {
         repo
     }
 
+    /// A temporary repository with no blueprint yet.
+    pub fn empty() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
