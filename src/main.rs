@@ -28,3 +28,8 @@ fn main() -> ExitCode {
         }
     }
 }
+
+// mimalloc returns freed memory to the system sooner than glibc's per-thread arenas, which
+// keeps the peak of a large `validate` or fleet render lower, and allocates faster.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

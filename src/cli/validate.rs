@@ -36,30 +36,39 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
     let mut manifests: Vec<SourceFile> = Vec::new();
     let mut blueprints = repo::Loaded::default();
     let mut diagnostics = Vec::new();
+    let mut files = Vec::new();
     for path in paths {
-        for file in inputs(path)? {
+        files.extend(inputs(path)?);
+    }
+    // Reading and parsing is most of the work on a large tree: in parallel, in input order.
+    let max_file_size = context.limits.max_file_size;
+    let read: Vec<_> = files
+        .par_iter()
+        .map(|file| {
             // Paths given on the command line are shown as given (less a leading `./`).
             let display = file
                 .strip_prefix(".")
-                .unwrap_or(&file)
+                .unwrap_or(file)
                 .to_string_lossy()
                 .replace('\\', "/");
-            let (mut source, diagnostic) =
-                repo::read_source(&file, display, context.limits.max_file_size)?;
-            diagnostics.extend(diagnostic);
-            let (blueprint_documents, others) = std::mem::take(&mut source.documents)
-                .into_iter()
-                .partition::<Vec<_>, _>(|n| is_blueprint(n));
-            if !blueprint_documents.is_empty() {
-                blueprints.files.push(SourceFile {
-                    path: source.path.clone(),
-                    text: source.text.clone(),
-                    documents: blueprint_documents,
-                });
-            }
-            source.documents = others;
-            manifests.push(source);
+            repo::read_source(file, display, max_file_size)
+        })
+        .collect();
+    for result in read {
+        let (mut source, diagnostic) = result?;
+        diagnostics.extend(diagnostic);
+        let (blueprint_documents, others) = std::mem::take(&mut source.documents)
+            .into_iter()
+            .partition::<Vec<_>, _>(|n| is_blueprint(n));
+        if !blueprint_documents.is_empty() {
+            blueprints.files.push(SourceFile {
+                path: source.path.clone(),
+                text: source.text.clone(),
+                documents: blueprint_documents,
+            });
         }
+        source.documents = others;
+        manifests.push(source);
     }
     let mut objects = Vec::new();
     let mut sources = Vec::new();
