@@ -167,24 +167,33 @@ impl Suppressions {
     /// Adds the rules each object turns off with [`IGNORE_ANNOTATION`].
     pub fn read_objects(&mut self, objects: &[crate::validate::Object<'_>]) {
         for object in objects {
-            let Some(list) = object
-                .node
-                .at(&["metadata", "annotations", IGNORE_ANNOTATION])
-                .and_then(crate::yaml::Node::as_str)
-            else {
-                continue;
-            };
-            let ids: Vec<String> = list
-                .split(',')
-                .map(str::trim)
-                .filter(|id| !id.is_empty())
-                .map(str::to_string)
-                .collect();
-            self.per_object
-                .entry(object.id.clone())
-                .or_default()
-                .extend(ids);
+            if let Some((id, rules)) = Self::turned_off(object) {
+                self.add(id, rules);
+            }
         }
+    }
+
+    /// The rules `object` turns off with [`IGNORE_ANNOTATION`], if any.
+    #[must_use]
+    pub fn turned_off(
+        object: &crate::validate::Object<'_>,
+    ) -> Option<(crate::diagnostic::ObjectRef, Vec<String>)> {
+        let list = object
+            .node
+            .at(&["metadata", "annotations", IGNORE_ANNOTATION])
+            .and_then(crate::yaml::Node::as_str)?;
+        let ids = list
+            .split(',')
+            .map(str::trim)
+            .filter(|id| !id.is_empty())
+            .map(str::to_string)
+            .collect();
+        Some((object.id.clone(), ids))
+    }
+
+    /// Turns `rules` off for the object `id` (what [`Self::turned_off`] read).
+    pub fn add(&mut self, id: crate::diagnostic::ObjectRef, rules: Vec<String>) {
+        self.per_object.entry(id).or_default().extend(rules);
     }
 
     /// Drops the findings of turned-off rules (never those of malformed input); returns how

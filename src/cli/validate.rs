@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use aiml::blueprint;
-use aiml::diagnostic::{self, Diagnostic};
-use aiml::render::{self, Report};
+use aiml::diagnostic::{self, Diagnostic, ObjectRef};
+use aiml::render::{self, Checks, Report};
 use aiml::repo::{self, SourceFile};
+use aiml::rules::Suppressions;
 use aiml::validate::{self, Object};
 
 use super::{Context, Outcome, outcome_of};
@@ -30,79 +31,42 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
         return Ok(outcome_of(&report));
     }
     // Explicit paths: blueprints among them are compiled; everything else is a manifest.
-    let is_blueprint = |node: &aiml::yaml::Node| {
-        node.get("apiVersion").and_then(aiml::yaml::Node::as_str) == Some(blueprint::API_VERSION)
-    };
-    let mut manifests: Vec<SourceFile> = Vec::new();
-    let mut blueprints = repo::Loaded::default();
-    let mut diagnostics = Vec::new();
     let mut files = Vec::new();
     for path in paths {
         files.extend(inputs(path)?);
     }
-    // Reading and parsing is most of the work on a large tree: in parallel, in input order.
-    let max_file_size = context.limits.max_file_size;
-    let read: Vec<_> = files
+    // Each file is read, parsed and judged on its own, in parallel and in input order; what
+    // the cross-object rules do not read is dropped with it, so that memory follows the
+    // objects those rules need, not the whole tree.
+    let (checks, max_file_size) = (&context.checks, context.limits.max_file_size);
+    let checked: Vec<CheckedFile> = files
         .par_iter()
-        .map(|file| {
-            // Paths given on the command line are shown as given (less a leading `./`).
-            let display = file
-                .strip_prefix(".")
-                .unwrap_or(file)
-                .to_string_lossy()
-                .replace('\\', "/");
-            repo::read_source(file, display, max_file_size)
+        .map(|file| check_file(checks, max_file_size, file))
+        .collect::<anyhow::Result<_>>()?;
+    let mut manifests: Vec<SourceFile> = Vec::new();
+    let mut blueprints = repo::Loaded::default();
+    let mut diagnostics = Vec::new();
+    let mut suppressions = context.suppressions.clone();
+    let mut coverage = Coverage::default();
+    for file in checked {
+        diagnostics.extend(file.diagnostics);
+        for (id, rules) in file.turned_off {
+            suppressions.add(id, rules);
+        }
+        coverage.add(&file.coverage);
+        blueprints.files.extend(file.blueprints);
+        manifests.extend(file.kept);
+    }
+    let objects: Vec<Object<'_>> = manifests
+        .iter()
+        .flat_map(|file| {
+            file.documents
+                .iter()
+                .filter_map(|node| Object::from_node(&file.path, node))
         })
         .collect();
-    for result in read {
-        let (mut source, diagnostic) = result?;
-        diagnostics.extend(diagnostic);
-        let (blueprint_documents, others) = std::mem::take(&mut source.documents)
-            .into_iter()
-            .partition::<Vec<_>, _>(|n| is_blueprint(n));
-        if !blueprint_documents.is_empty() {
-            blueprints.files.push(SourceFile {
-                path: source.path.clone(),
-                text: source.text.clone(),
-                documents: blueprint_documents,
-            });
-        }
-        source.documents = others;
-        manifests.push(source);
-    }
-    let mut objects = Vec::new();
-    let mut sources = Vec::new();
-    for file in &manifests {
-        for node in &file.documents {
-            match Object::from_node(&file.path, node) {
-                Some(object) => {
-                    objects.push(object);
-                    sources.push(file.text.as_str());
-                }
-                None => diagnostics.push(
-                    Diagnostic::warning(
-                        "not-an-object",
-                        "document is not a Kubernetes object; skipped",
-                    )
-                    .at(file.path.clone(), node.span)
-                    .expected("`apiVersion`, `kind` and `metadata.name`"),
-                ),
-            }
-        }
-    }
-    let checks = context.checks;
-    let schema_findings: Vec<Vec<Diagnostic>> = objects
-        .par_iter()
-        .zip(sources.par_iter())
-        .map(|(object, source)| {
-            checks
-                .schemas
-                .check_with_source(object, source, &checks.options)
-        })
-        .collect();
-    diagnostics.extend(schema_findings.into_iter().flatten());
-    diagnostics.extend(validate::validate(&objects));
-    let mut count = objects.len();
+    diagnostics.extend(validate::check_together(&objects));
+    let mut count = coverage.objects;
     let mut suppressed_by_blueprints = 0;
     if !blueprints.files.is_empty() {
         blueprints.check_envelopes(&context.registry);
@@ -113,8 +77,6 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
         diagnostics.extend(report.diagnostics);
     }
     diagnostic::sort(&mut diagnostics);
-    let mut suppressions = context.suppressions.clone();
-    suppressions.read_objects(&objects);
     let suppressed = suppressions.apply(&mut diagnostics) + suppressed_by_blueprints;
     let text_of = |f: &str| {
         manifests
@@ -126,10 +88,9 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
         .printer
         .diagnostics(&diagnostics, suppressed, &text_of);
     if !context.printer.json {
-        context.printer.err(&format!(
-            "{}\n",
-            coverage(context, &objects, count, &diagnostics)
-        ));
+        context
+            .printer
+            .err(&format!("{}\n", coverage.line(count, &diagnostics)));
     }
     Ok(outcome_of(&Report {
         diagnostics,
@@ -137,40 +98,131 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
     }))
 }
 
+/// One input file after reading and the checks that judge its objects one by one.
+struct CheckedFile {
+    /// Its blueprint documents, compiled later with the repository's others.
+    blueprints: Option<SourceFile>,
+    /// The file with only the documents the cross-object rules read, when it has any or
+    /// findings to print with its text.
+    kept: Option<SourceFile>,
+    /// Findings: malformed YAML, documents that are not objects, schemas, per-object rules.
+    diagnostics: Vec<Diagnostic>,
+    /// Rules its objects turn off by annotation.
+    turned_off: Vec<(ObjectRef, Vec<String>)>,
+    coverage: Coverage,
+}
+
+/// Reads `file` and runs what judges each of its objects alone.
+fn check_file(checks: &Checks<'_>, max_file_size: u64, file: &Path) -> anyhow::Result<CheckedFile> {
+    // Paths given on the command line are shown as given (less a leading `./`).
+    let display = file
+        .strip_prefix(".")
+        .unwrap_or(file)
+        .to_string_lossy()
+        .replace('\\', "/");
+    let (mut source, mut diagnostics) = repo::read_source(file, display, max_file_size)?;
+    let is_blueprint = |node: &aiml::yaml::Node| {
+        node.get("apiVersion").and_then(aiml::yaml::Node::as_str) == Some(blueprint::API_VERSION)
+    };
+    let (blueprint_documents, others) = std::mem::take(&mut source.documents)
+        .into_iter()
+        .partition::<Vec<_>, _>(|n| is_blueprint(n));
+    let blueprints = (!blueprint_documents.is_empty()).then(|| SourceFile {
+        path: source.path.clone(),
+        text: source.text.clone(),
+        documents: blueprint_documents,
+    });
+    let mut turned_off = Vec::new();
+    let mut coverage = Coverage::default();
+    let mut keep = Vec::with_capacity(others.len());
+    for node in &others {
+        let Some(object) = Object::from_node(&source.path, node) else {
+            diagnostics.push(
+                Diagnostic::warning(
+                    "not-an-object",
+                    "document is not a Kubernetes object; skipped",
+                )
+                .at(source.path.clone(), node.span)
+                .expected("`apiVersion`, `kind` and `metadata.name`"),
+            );
+            keep.push(false);
+            continue;
+        };
+        diagnostics.extend(checks.schemas.check_with_source(
+            &object,
+            &source.text,
+            &checks.options,
+        ));
+        diagnostics.extend(validate::check_each(&object));
+        turned_off.extend(Suppressions::turned_off(&object));
+        let has_schema = checks
+            .schemas
+            .has_schema(object.api_version, &object.id.kind);
+        let by_rules = validate::applies_to(&object);
+        coverage.objects += 1;
+        coverage.by_schema += usize::from(has_schema);
+        coverage.by_rules += usize::from(by_rules);
+        coverage.unjudged += usize::from(!has_schema && !by_rules);
+        keep.push(by_rules);
+    }
+    let mut keep = keep.into_iter();
+    source.documents = others
+        .into_iter()
+        .filter(|_| keep.next().unwrap_or(false))
+        .collect();
+    let kept = (!source.documents.is_empty() || !diagnostics.is_empty()).then_some(source);
+    Ok(CheckedFile {
+        blueprints,
+        kept,
+        diagnostics,
+        turned_off,
+        coverage,
+    })
+}
+
 /// Nothing is skipped silently: what judged the objects, and how many nothing could judge.
-fn coverage(
-    context: &Context<'_>,
-    objects: &[Object<'_>],
-    count: usize,
-    diagnostics: &[Diagnostic],
-) -> String {
-    let schemas = context.checks.schemas;
-    let has_schema = |o: &Object<'_>| schemas.has_schema(o.api_version, &o.id.kind);
-    let by_schema = objects.iter().filter(|o| has_schema(o)).count();
-    let by_rules = objects.iter().filter(|o| validate::applies_to(o)).count();
-    let unjudged = objects
-        .iter()
-        .filter(|o| !has_schema(o) && !validate::applies_to(o))
-        .count();
-    let mut line = format!(
-        "{}: {by_schema} checked against their schema, {by_rules} by the manifest rules",
-        super::plural(objects.len(), "object")
-    );
-    if unjudged > 0 {
-        line.push_str(&format!(
-            "; {unjudged} not applicable (no schema, no rule: see `schema-unknown-kind`)"
-        ));
+#[derive(Debug, Default)]
+struct Coverage {
+    objects: usize,
+    by_schema: usize,
+    by_rules: usize,
+    /// Neither a schema nor a rule.
+    unjudged: usize,
+}
+
+impl Coverage {
+    fn add(&mut self, other: &Coverage) {
+        self.objects += other.objects;
+        self.by_schema += other.by_schema;
+        self.by_rules += other.by_rules;
+        self.unjudged += other.unjudged;
     }
-    if count > objects.len() {
-        line.push_str(&format!(
-            "; {} compiled",
-            super::plural(count - objects.len(), "blueprint")
-        ));
+
+    /// The summary line; `count` adds compiled blueprints to the objects.
+    fn line(&self, count: usize, diagnostics: &[Diagnostic]) -> String {
+        let mut line = format!(
+            "{}: {} checked against their schema, {} by the manifest rules",
+            super::plural(self.objects, "object"),
+            self.by_schema,
+            self.by_rules
+        );
+        if self.unjudged > 0 {
+            line.push_str(&format!(
+                "; {} not applicable (no schema, no rule: see `schema-unknown-kind`)",
+                self.unjudged
+            ));
+        }
+        if count > self.objects {
+            line.push_str(&format!(
+                "; {} compiled",
+                super::plural(count - self.objects, "blueprint")
+            ));
+        }
+        if diagnostics.iter().all(|d| !d.is_error()) {
+            line.push_str("; no errors");
+        }
+        line
     }
-    if diagnostics.iter().all(|d| !d.is_error()) {
-        line.push_str("; no errors");
-    }
-    line
 }
 
 /// The input files a command-line path stands for: a folder's YAML files, or the path itself

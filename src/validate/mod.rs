@@ -229,9 +229,32 @@ pub fn applies_to(object: &Object<'_>) -> bool {
         || rules::secrets::reads(object)
 }
 
-/// Runs every rule over `objects` and returns the findings, sorted.
+/// Runs every rule over `objects` and returns the findings, sorted: [`check_each`] on every
+/// object and [`check_together`] on the set.
 #[must_use]
 pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
+    let mut out = check_together(objects);
+    for object in objects {
+        out.extend(check_each(object));
+    }
+    diagnostic::sort(&mut out);
+    out
+}
+
+/// The rules that judge one object alone (pasted credentials, on any object). A caller that
+/// streams many files runs this per object and keeps for [`check_together`] only the objects
+/// that [`applies_to`] names.
+#[must_use]
+pub fn check_each(object: &Object<'_>) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    rules::secrets::check(std::slice::from_ref(object), &mut out);
+    out
+}
+
+/// The rules that judge objects together (pods against node pools, Kueue references and
+/// quota, autoscalers). They read only objects that [`applies_to`] names.
+#[must_use]
+pub fn check_together(objects: &[Object<'_>]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let pools = model::nodepool::pools(objects);
     let groups = model::pod_groups(objects, &pools);
@@ -244,7 +267,6 @@ pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
     rules::kueue::check(objects, &groups, &mut out);
     let autoscalers = model::autoscaler::autoscalers(objects);
     rules::autoscaling::check(&autoscalers, &groups, &pools, &mut out);
-    rules::secrets::check(objects, &mut out);
     diagnostic::sort(&mut out);
     out
 }
