@@ -73,6 +73,17 @@ pub enum KustomizeError {
         /// The limit in bytes.
         limit: u64,
     },
+    /// The binary reports a major version other than the one the tool's output follows.
+    #[error(
+        "`{command}` is kustomize {found}; kubectl aiml needs kustomize v5 (v5.5.0 is the reference: \
+         its output is what overlays must build to). Install kustomize v5, or point `AIML_KUSTOMIZE` at one"
+    )]
+    WrongVersion {
+        /// The command line of the build that needed the binary.
+        command: String,
+        /// The version it reports.
+        found: String,
+    },
     /// The process failed; its stderr is kept verbatim.
     #[error("`{command}` failed ({status}):\n{stderr}")]
     Failed {
@@ -168,6 +179,56 @@ impl Kustomize {
         })
     }
 
+    /// The version the binary reports when it is not a v5, asked once per binary and process
+    /// (only when an overlay needs the binary). A binary whose version cannot be read within
+    /// a few seconds is given the benefit of the doubt: the build itself then says what fails.
+    fn major_version_other_than_5(&self) -> Option<String> {
+        use std::collections::BTreeMap;
+        use std::sync::{Mutex, OnceLock};
+        static CHECKED: OnceLock<Mutex<BTreeMap<PathBuf, Option<String>>>> = OnceLock::new();
+        let checked = CHECKED.get_or_init(|| Mutex::new(BTreeMap::new()));
+        let mut checked = checked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        checked
+            .entry(self.program.clone())
+            .or_insert_with(|| {
+                let version = self.version_within(self.timeout.min(Duration::from_secs(10)))?;
+                (!version.starts_with("v5.") && version != "v5").then_some(version)
+            })
+            .clone()
+    }
+
+    /// [`Self::version`] with a time limit; `None` when it cannot be read in time.
+    fn version_within(&self, limit: Duration) -> Option<String> {
+        let args: &[&str] = if self.subcommand == "kustomize" {
+            &["version", "--client"]
+        } else {
+            &["version"]
+        };
+        let mut child = Command::new(&self.program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let stdout = child
+            .stdout
+            .take()
+            .map(|pipe| reader(pipe, 64 * 1024, None));
+        match child.wait_timeout(limit) {
+            Ok(Some(_)) => {}
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+        let text = stdout.map(join).unwrap_or_default();
+        parse_version(&String::from_utf8_lossy(&text))
+    }
+
     /// What identifies the binary's build without running it: its path, size, modification time
     /// and inode. Upgrading kustomize changes at least one, which is all a cache key needs;
     /// asking the binary for its version would cost a process per render.
@@ -218,6 +279,9 @@ impl Kustomize {
                 });
             }
             return Ok(output);
+        }
+        if let Some(found) = self.major_version_other_than_5() {
+            return Err(KustomizeError::WrongVersion { command, found });
         }
         let spawn_error = |source| KustomizeError::Spawn {
             command: command.clone(),

@@ -327,6 +327,34 @@ fn failing_kustomize_names_the_overlay_and_keeps_its_message() {
 }
 
 #[test]
+fn a_kustomize_other_than_v5_is_refused_before_it_builds() {
+    let repo = TestRepo::new();
+    let fake = repo.path().join("old-kustomize");
+    // Reports v4.5.7 and would build nothing, so an accepted binary fails differently.
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = version ]; then echo v4.5.7; exit 0; fi\nexit 0\n",
+    )
+    .expect("write");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let run = repo.aiml_with_env(
+        &["render", "--kustomize=binary"],
+        &[("AIML_KUSTOMIZE", fake.as_os_str())],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("is kustomize v4.5.7") && run.stderr.contains("needs kustomize v5"),
+        "{}",
+        run.stderr
+    );
+    assert!(repo.generated().is_empty());
+}
+
+#[test]
 fn blueprints_lists_kinds_and_blueprints() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["blueprints"]);

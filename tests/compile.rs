@@ -4,7 +4,8 @@
 //! it must give no finding, and each blueprint's overlay (every file of every target folder)
 //! is snapshotted as `compile__<case>@<blueprint>.snap`. The cases cover every `existing: true`
 //! branch, single- and multi-host TPU types, a cluster shared between blueprints and the
-//! optional parts of the spec. A second test renders each case with the real kustomize and
+//! optional parts of the spec. A second test renders each case with the real kustomize binary
+//! (and checks that the in-process build writes the same bytes) and
 //! checks that the pipeline accepts the result (every rule passes). A case may hold an
 //! `aiml.yaml` (the repository settings): its GitOps wiring is then part of the overlays.
 
@@ -76,8 +77,9 @@ fn every_case_renders_with_kustomize_and_passes_every_rule() {
             std::fs::copy(&settings, repo.path().join(aiml::settings::SETTINGS_FILE))
                 .expect("copy settings");
         }
+        // The real kustomize builds every overlay here; the in-process build must agree.
         let output = Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
-            .arg("render")
+            .args(["render", "--kustomize=binary", "--no-cache"])
             .current_dir(repo.path())
             .env("NO_COLOR", "1")
             .output()
@@ -86,6 +88,17 @@ fn every_case_renders_with_kustomize_and_passes_every_rule() {
             output.status.success(),
             "{name}: {}",
             String::from_utf8_lossy(&output.stderr)
+        );
+        let in_process = Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
+            .args(["render", "--check", "--no-cache"])
+            .current_dir(repo.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run");
+        assert!(
+            in_process.status.success(),
+            "{name}: the in-process build differs from kustomize's: {}",
+            String::from_utf8_lossy(&in_process.stderr)
         );
         let check = Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
             .args(["validate", "--strict", "rendered"])
