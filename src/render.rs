@@ -50,6 +50,19 @@ impl Default for Checks<'static> {
     }
 }
 
+/// Reports how far phase 2 is: the CLI draws a progress bar for fleets on a terminal.
+pub trait Progress: Sync {
+    /// Phase 2 starts on `total` blueprints.
+    fn start(&self, _total: usize) {}
+    /// One blueprint is done (from its cache or built).
+    fn advance(&self) {}
+    /// Phase 2 is over, successfully or not.
+    fn finish(&self) {}
+}
+
+/// No progress reporting.
+impl Progress for () {}
+
 /// An operation that could not be done (exit code 2), as opposed to findings.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
@@ -227,6 +240,7 @@ pub fn build(
     cache: Option<&Cache>,
     root: &Path,
     staging: &Path,
+    progress: &dyn Progress,
 ) -> Result<Report, RenderError> {
     let mut report = Report {
         blueprints: Vec::new(),
@@ -249,7 +263,9 @@ pub fn build(
     let (read, repository) = read_all(all, &mut report.diagnostics);
 
     // Phase 2: plan, compile, build and validate the selected blueprints in parallel.
-    let results: Vec<Result<BlueprintResult, RenderError>> = selected(&read, names)
+    let selected = selected(&read, names);
+    progress.start(selected.len());
+    let results: Vec<Result<BlueprintResult, RenderError>> = selected
         .par_iter()
         .map(|r| {
             let key = cache.map(|cache| {
@@ -280,7 +296,9 @@ pub fn build(
             }
             Ok(result)
         })
+        .inspect(|_| progress.advance())
         .collect();
+    progress.finish();
     for result in results {
         let result = result?;
         report

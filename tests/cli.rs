@@ -751,3 +751,47 @@ fn one_broken_document_does_not_hide_the_others() {
     assert_eq!(findings[1]["object"]["name"], "trainer-");
     assert_eq!(findings[1]["doc"], "kubectl aiml rules schema-violation");
 }
+
+/// A fleet render draws its progress bar on a terminal (here a pseudo-terminal from
+/// `script`), once it has run a moment, and never when stderr is a pipe.
+#[test]
+fn fleet_progress_shows_on_a_terminal_only() {
+    let repo = TestRepo::empty();
+    for copy in 0..4 {
+        repo.write(
+            &format!("blueprints/training-{copy}.yaml"),
+            &EXAMPLE
+                .replace("multislice-v4-32-training", &format!("training-{copy}"))
+                .replace("my-project", &format!("project-{copy}")),
+        );
+    }
+    // Each build takes a moment, so the bar's delay passes before the fleet is done.
+    let slow = repo.path().join("slow-kustomize");
+    std::fs::write(&slow, "#!/bin/sh\nsleep 0.3\nexec kustomize \"$@\"\n").expect("write");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let env = [("AIML_KUSTOMIZE", slow.as_os_str())];
+    let args = ["render", "--kustomize=binary", "--no-cache", "--check"];
+
+    let piped = repo.aiml_with_env(&args, &env);
+    assert!(!piped.stderr.contains("blueprints "), "{}", piped.stderr);
+    assert!(!piped.stderr.contains('\u{1b}'), "{}", piped.stderr);
+
+    let command = format!(
+        "{} {}",
+        assert_cmd::cargo::cargo_bin("kubectl-aiml").display(),
+        args.join(" ")
+    );
+    let output = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(repo.path())
+        .env("NO_COLOR", "1")
+        .env("AIML_KUSTOMIZE", &slow)
+        .output()
+        .expect("`script` (util-linux) runs the command on a pseudo-terminal");
+    let seen = String::from_utf8_lossy(&output.stdout);
+    assert!(seen.contains("/4 blueprints"), "{seen}");
+}

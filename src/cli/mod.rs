@@ -6,6 +6,7 @@
 
 mod blueprints;
 mod diff;
+mod progress;
 mod render;
 mod rules;
 mod validate;

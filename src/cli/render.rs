@@ -9,7 +9,7 @@ use aiml::render::{self, Report};
 use aiml::repo::Loaded;
 use aiml::workspace::{self, Change, Comparison, HandEdits, Workspace};
 
-use super::{Context, Outcome, outcome_of, plural};
+use super::{Context, Outcome, outcome_of, plural, progress};
 
 /// What `render` was asked to do.
 pub(super) struct Options {
@@ -86,6 +86,7 @@ pub(super) fn run(
         cache.as_ref(),
         &root,
         &workspace.staging(),
+        &progress::Bar::stderr(),
     )?;
     let outcome = print_findings(context, &loaded, &mut report);
     if outcome != Outcome::Success {
@@ -184,6 +185,7 @@ pub(super) fn fresh(
         cache,
         root,
         temporary.path(),
+        &progress::Bar::stderr(),
     )?;
     let outcome = print_findings(context, loaded, &mut report);
     if outcome != Outcome::Success {

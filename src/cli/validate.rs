@@ -263,5 +263,6 @@ fn build_in_temp(
         None,
         root,
         staging.path(),
+        &super::progress::Bar::stderr(),
     )?)
 }
