@@ -137,3 +137,59 @@ fn the_cache_can_be_turned_off() {
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(!repo.path().join(".aiml/cache").exists());
 }
+
+#[test]
+fn changing_one_blueprint_renders_only_that_one() {
+    let repo = repository();
+    let blueprints = std::fs::read_dir(repo.path().join("blueprints"))
+        .expect("blueprints")
+        .count();
+    render(&repo);
+    let others = blueprints - 1;
+    assert!(
+        render(&repo).contains(&format!("{blueprints} unchanged, reused from the cache")),
+        "a no-op render reuses every blueprint"
+    );
+    edit(
+        &repo,
+        "blueprints/locust-bench.yaml",
+        "workers: 4",
+        "workers: 5",
+    );
+    let stderr = render(&repo);
+    assert!(
+        stderr.contains(&format!("{others} unchanged, reused from the cache")),
+        "{stderr}"
+    );
+    assert_eq!(repo.generated(), uncached(&repo));
+}
+
+/// Renders racing on one repository and its cache: each waits for the lock, none fails, and
+/// the tree and the cache they leave are those of one render.
+#[test]
+fn concurrent_renders_share_the_cache_safely() {
+    let repo = repository();
+    render(&repo);
+    edit(
+        &repo,
+        "blueprints/locust-bench.yaml",
+        "workers: 4",
+        "workers: 6",
+    );
+    let runs: Vec<support::Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| repo.aiml(&["render"])))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("join"))
+            .collect()
+    });
+    for run in &runs {
+        assert_eq!(run.code, 0, "{}", run.transcript());
+    }
+    assert_eq!(repo.generated(), uncached(&repo));
+    assert!(render(&repo).contains("0 files changed"));
+    let check = repo.aiml(&["render", "--check"]);
+    assert_eq!(check.code, 0, "{}", check.transcript());
+}

@@ -112,10 +112,16 @@ pub(super) fn run(
             full.then(|| blueprint_names(context, &loaded)),
         );
     }
+    let reused = report.blueprints.iter().filter(|b| b.cached).count();
     context.printer.err(&format!(
-        "rendered {} ({}){}; {} changed\n",
+        "rendered {} ({}{}){}; {} changed\n",
         plural(report.blueprints.len(), "blueprint"),
         plural(report.object_count(), "object"),
+        if reused > 0 {
+            format!("; {reused} unchanged, reused from the cache")
+        } else {
+            String::new()
+        },
         if report.sync {
             " and the sync wiring"
         } else {
