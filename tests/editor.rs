@@ -492,6 +492,36 @@ fn fish_completes_through_the_hook() {
 }
 
 #[test]
+fn zsh_completes_through_the_hook() {
+    if !has("zsh") {
+        return;
+    }
+    let repo = completion_repo();
+    let script = repo.aiml(&["completion", "zsh"]).stdout;
+    std::fs::write(repo.path().join("_kubectl-aiml"), script).unwrap();
+    // Outside a completion widget: stand-ins for compdef and compadd print what the hook
+    // would offer (the values array, named last on compadd's command line).
+    let program = r#"
+        compdef() {}
+        compadd() { print -rl -- "${(@P)${@[-1]}}" }
+        source ./_kubectl-aiml
+        words=(kubectl-aiml render ""); CURRENT=3; _kubectl_aiml
+        words=(kubectl-aiml explain SaxServing.spec.tpu.type v6e-1); CURRENT=4; _kubectl_aiml
+    "#;
+    let output = Command::new("zsh")
+        .args(["-f", "-c", program])
+        .current_dir(repo.path())
+        .env("PATH", path_with_binary(repo.path()))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        "multislice-v4-32-training\nteam-b-training\nv6e-1\nv6e-16\nv6e-128\n"
+    );
+}
+
+#[test]
 fn kubectl_completes_the_plugin_through_kubectl_complete_aiml() {
     if !has("kubectl") {
         return;
