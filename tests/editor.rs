@@ -581,6 +581,8 @@ fn man_page_documents_every_command() {
         );
     }
     assert!(!run.stdout.contains("__complete"));
+    // One page: no references to per-command pages that are not installed.
+    assert!(!run.stdout.contains("aiml\\-render(1)"), "{}", run.stdout);
     // The page is a pure function of the binary.
     assert_eq!(repo.aiml(&["man"]).stdout, run.stdout);
 }

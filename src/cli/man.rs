@@ -73,6 +73,16 @@ pub(super) fn page(command: Command) -> anyhow::Result<String> {
         }
     }
     let mut text = String::from_utf8(out)?;
+    // clap_mangen points at one page per command (`kubectl-aiml-render(1)`); here they are
+    // sections of this page, named as typed. Its heading for `after_help` is `EXTRA`.
+    for sub in command.get_subcommands() {
+        let name = sub.get_name();
+        text = text.replace(
+            &format!("kubectl\\-aiml\\-{}(1)", name.replace('-', "\\-")),
+            &format!("\\fBkubectl aiml {}\\fR", name.replace('-', "\\-")),
+        );
+    }
+    text = text.replace(".SH EXTRA\n", ".SH EXAMPLES\n");
     text.push_str(&roff.to_roff());
     Ok(text)
 }
