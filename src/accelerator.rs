@@ -22,12 +22,15 @@ use crate::plan::{Planner, rule};
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TpuSpec {
-    /// Catalog name: `v4-32`, `v5litepod-16`, `v5p-64`, `v6e-8`, …
+    /// Catalog name: `v4-32`, `v5litepod-16`, `v5p-64`, `v6e-8`, … (also
+    /// `<family>-<topology>`, e.g. `v4-2x2x4`).
     #[serde(rename = "type")]
+    #[schemars(transform = tpu_type_values)]
     pub type_: String,
     /// Slice topology (`4x4`, `2x2x4`); optional, must agree with `type` when given.
     pub topology: Option<String>,
     /// Number of slices (default 1; more than 1 is multislice).
+    #[schemars(extend("default" = 1))]
     pub slices: Option<u32>,
 }
 
@@ -37,11 +40,26 @@ pub struct TpuSpec {
 pub struct GpuSpec {
     /// GKE accelerator label value, e.g. `nvidia-tesla-t4`, `nvidia-l4`.
     #[serde(rename = "type")]
+    #[schemars(transform = gpu_type_values)]
     pub type_: String,
     /// GPUs per node (default 1).
+    #[schemars(extend("default" = 1))]
     pub count: Option<u32>,
     /// Machine type (default: the smallest that carries `count` GPUs).
     pub machine_type: Option<String>,
+}
+
+/// The catalog's TPU names as schema `examples`, so editors complete them. Not an `enum`:
+/// `<family>-<topology>` names are accepted too, and the schema must never refuse a type the
+/// tool takes.
+fn tpu_type_values(schema: &mut schemars::Schema) {
+    schema.insert("examples".into(), catalog::tpu_slice_names().into());
+}
+
+/// The catalog's GPU labels as the schema's `enum`: [`catalog::gpu`] accepts exactly these.
+fn gpu_type_values(schema: &mut schemars::Schema) {
+    let labels: Vec<&str> = catalog::gpus().iter().map(|gpu| gpu.label).collect();
+    schema.insert("enum".into(), labels.into());
 }
 
 /// Upper bound on slices of one blueprint: each slice is a node pool, and GKE caps node pools

@@ -68,14 +68,9 @@ pub(super) fn list(context: &Context<'_>) -> anyhow::Result<Outcome> {
     )
 }
 
+/// The schema of `spec` alone (`kubectl aiml schema KIND` prints the whole document).
 pub(super) fn schema(context: &Context<'_>, kind: &str) -> anyhow::Result<Outcome> {
-    let Some(found) = context.registry.get(kind) else {
-        let names: Vec<String> = context.registry.names().map(|n| format!("`{n}`")).collect();
-        anyhow::bail!(
-            "unknown blueprint kind `{kind}`; known kinds: {}",
-            names.join(", ")
-        );
-    };
+    let found = super::schema::kind(&context.registry, kind)?;
     context.printer.out(&format!(
         "{}\n",
         serde_json::to_string_pretty(&found.spec_schema())?

@@ -5,10 +5,14 @@
 //! closed stdout (`… | head`) stops printing but never changes the exit code.
 
 mod blueprints;
+mod completion;
 mod diff;
+mod explain;
+mod man;
 mod progress;
 mod render;
 mod rules;
+mod schema;
 mod validate;
 
 use std::cell::Cell;
@@ -161,6 +165,47 @@ enum Command {
     Rules {
         /// The rule to document (default: list every rule).
         id: Option<String>,
+    },
+    /// Print the JSON Schema of a blueprint kind (the whole document), for editors.
+    #[command(
+        after_help = "Examples:\n  kubectl aiml schema MultisliceTraining > .schemas/MultisliceTraining.json\n  # then, first line of a blueprint:\n  # yaml-language-server: $schema=../.schemas/MultisliceTraining.json"
+    )]
+    Schema {
+        /// The blueprint kind (`kubectl aiml blueprints` lists them).
+        kind: String,
+    },
+    /// Explain a blueprint kind or field: type, default, allowed values, documentation and
+    /// sub-fields.
+    #[command(
+        after_help = "Examples:\n  kubectl aiml explain MultisliceTraining\n  kubectl aiml explain MultisliceTraining.spec.tpu\n  kubectl aiml explain SaxServing.spec.tpu.type\n  kubectl aiml explain SaxServing.spec.tpu.type v5litepod-16   # what one value means"
+    )]
+    Explain {
+        /// `KIND` or `KIND.field.path` (arrays are walked through).
+        target: String,
+        /// A value of the field to explain (e.g. a TPU type).
+        value: Option<String>,
+    },
+    /// Print a shell completion script (bash, zsh, fish), or the `kubectl_complete-aiml`
+    /// executable that makes `kubectl aiml <TAB>` complete.
+    #[command(
+        after_help = "Examples:\n  source <(kubectl-aiml completion bash)\n  kubectl-aiml completion zsh > \"${fpath[1]}/_kubectl-aiml\"\n  kubectl-aiml completion fish > ~/.config/fish/completions/kubectl-aiml.fish\n  kubectl-aiml completion kubectl > ~/.local/bin/kubectl_complete-aiml && chmod +x ~/.local/bin/kubectl_complete-aiml"
+    )]
+    Completion {
+        /// The shell, or `kubectl` for kubectl's plugin completion.
+        #[arg(value_enum)]
+        shell: completion::Shell,
+    },
+    /// Print the manual page (roff).
+    #[command(
+        after_help = "Example:\n  kubectl aiml man > ~/.local/share/man/man1/kubectl-aiml.1 && man kubectl-aiml"
+    )]
+    Man,
+    /// Completion candidates for the words after `--` (used by the completion scripts).
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        /// The words typed after the program name; the last is the one to complete.
+        #[arg(num_args = 0.., raw = true)]
+        words: Vec<String>,
     },
     /// Print the version.
     #[command(after_help = "Example:\n  kubectl aiml version")]
@@ -316,6 +361,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Blueprints { schema: Some(kind) } => blueprints::schema(&context, &kind),
         Command::Blueprints { schema: None } => blueprints::list(&context),
         Command::Rules { id } => rules::run(&context, id.as_deref()),
+        Command::Schema { kind } => schema::run(&context, &kind),
+        Command::Explain { target, value } => explain::run(&context, &target, value.as_deref()),
+        Command::Completion { shell } => Ok(completion::script(&context, shell)),
+        Command::Man => man::run(&context),
+        Command::Complete { words } => Ok(completion::run(&context, &words)),
         Command::Version => {
             let mut text = format!("kubectl-aiml {}\n", env!("CARGO_PKG_VERSION"));
             // Which kustomize renders would use, when there is one.
