@@ -9,8 +9,9 @@
 //! model repository bucket, an Artifact Registry repository and the service accounts; in the
 //! cluster, a namespace, the Workload Identity service account, the Triton Deployment, Service,
 //! PodMonitoring and HPA, a health-check Job and, when asked, an ingress: Istio's (gateway
-//! pods of its own or an existing gateway) or GKE's Gateway API (a Gateway, an HTTPRoute and
-//! a HealthCheckPolicy; the cluster's Gateway API and proxy-only subnet come from the blocks).
+//! pods of its own or an existing gateway) or GKE's Gateway API (a Gateway, an HTTPRoute, a
+//! HealthCheckPolicy and a GCPBackendPolicy; the cluster's Gateway API and proxy-only subnet
+//! come from the blocks).
 //!
 //! What the references got wrong and this kind does not: the HPA's external metric carries a
 //! selector (the reference summed every GPU container of the project), the Gateway selects
@@ -263,6 +264,8 @@ const HEALTH_CHECK_IMAGE: &str = "curlimages/curl:8.11.1";
 /// region's proxy-only subnet), and the global external one.
 const GATEWAY_CLASS_INTERNAL: &str = "gke-l7-rilb";
 const GATEWAY_CLASS_EXTERNAL: &str = "gke-l7-global-external-managed";
+/// How long the load balancer waits for a response (its default, 30 s, cuts long generations).
+const GATEWAY_TIMEOUT_SECONDS: u32 = 600;
 /// Triton's ports, as both references use them.
 const HTTP_PORT: u16 = 8000;
 const GRPC_PORT: u16 = 8001;
@@ -343,6 +346,8 @@ struct GatewayApiPlan {
     /// Whether this blueprint enables the cluster's Gateway API (and, for an internal
     /// gateway, the proxy-only subnet); else they are prerequisites.
     cluster_ready: bool,
+    /// Backend timeout of the load balancer.
+    timeout_seconds: u32,
 }
 
 #[derive(Debug, Serialize)]
@@ -676,6 +681,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
                     .cloned()
                     .collect(),
                 cluster_ready,
+                timeout_seconds: GATEWAY_TIMEOUT_SECONDS,
             }
         });
     if planner.has_errors() {
