@@ -7,7 +7,9 @@
 //! optional parts of the spec. A second test renders each case with the real kustomize binary
 //! (and checks that the in-process build writes the same bytes) and
 //! checks that the pipeline accepts the result (every rule passes). A case may hold an
-//! `aiml.yaml` (the repository settings): its GitOps wiring is then part of the overlays.
+//! `aiml.yaml` (the repository settings): its GitOps wiring is then part of the overlays. A
+//! third test holds every container of the cases and of `rendered/` to CPU and memory
+//! requests and limits, but for the documented exceptions.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -112,6 +114,116 @@ fn every_case_renders_with_kustomize_and_passes_every_rule() {
             String::from_utf8_lossy(&check.stderr)
         );
     }
+}
+
+/// Containers that go without some CPU or memory request or limit, each for a reason its
+/// template and the README give: (object kind, container, what it lacks).
+const RESOURCE_EXCEPTIONS: &[(&str, &str, &[&str])] = &[
+    // Saxml's TPU model server has its TPU VM to itself; throttling would stall the chips.
+    ("LeaderWorkerSet", "model-server", &["limits.cpu"]),
+    // Kueue admits the training only if its ClusterQueue (TPU chips) covers every request.
+    (
+        "JobSet",
+        "tpu-job",
+        &[
+            "requests.cpu",
+            "requests.memory",
+            "limits.cpu",
+            "limits.memory",
+        ],
+    ),
+];
+
+/// Every container (and init container) under `node`, with its name.
+fn containers<'n>(node: &'n aiml::yaml::Node, out: &mut Vec<&'n aiml::yaml::Node>) {
+    match &node.value {
+        aiml::yaml::Value::Map(entries) => {
+            for (key, value) in entries {
+                if matches!(key.text.as_str(), "containers" | "initContainers")
+                    && let Some(items) = value.as_seq()
+                {
+                    out.extend(items.iter().filter(|item| item.get("image").is_some()));
+                }
+                containers(value, out);
+            }
+        }
+        aiml::yaml::Value::Seq(items) => items.iter().for_each(|item| containers(item, out)),
+        _ => {}
+    }
+}
+
+/// What CPU and memory requests and limits the containers of `text` lack, beyond the
+/// documented exceptions, as `file: Kind/container: field` lines.
+fn missing_resources(file: &str, text: &str) -> Vec<String> {
+    let mut missing = Vec::new();
+    for document in aiml::yaml::parse_documents(text).expect("YAML") {
+        let kind = document.get("kind").and_then(|k| k.as_str()).unwrap_or("");
+        let mut found = Vec::new();
+        containers(&document, &mut found);
+        for container in found {
+            let name = container.get("name").and_then(|n| n.as_str()).unwrap_or("");
+            let allowed = RESOURCE_EXCEPTIONS
+                .iter()
+                .find(|(k, c, _)| *k == kind && *c == name)
+                .map_or(&[][..], |(_, _, fields)| *fields);
+            for section in ["requests", "limits"] {
+                for resource in ["cpu", "memory"] {
+                    let field = format!("{section}.{resource}");
+                    let set = container.at(&["resources", section, resource]).is_some();
+                    if !set && !allowed.contains(&field.as_str()) {
+                        missing.push(format!("{file}: {kind}/{name}: {field}"));
+                    }
+                }
+            }
+        }
+    }
+    missing
+}
+
+/// Issue 8 and 10: workloads carry resource requests and limits. Checked over every compile
+/// case and the repository's own rendered output.
+#[test]
+fn every_container_requests_and_limits_cpu_and_memory() {
+    let registry = Registry::builtin();
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for case in cases() {
+        let name = case_name(&case);
+        let loaded = aiml::repo::load(&case, &registry, u64::MAX).expect("load");
+        let (compiled, _) = aiml::render::compile(&loaded, &registry, &[]).expect("compile");
+        for blueprint in compiled {
+            let Some(compiled) = blueprint.compiled else {
+                continue;
+            };
+            for (path, content) in &compiled.overlay.files {
+                if path.ends_with("resources.yaml") {
+                    checked += 1;
+                    missing.extend(missing_resources(&format!("{name}/{path}"), content));
+                }
+            }
+        }
+    }
+    let mut pending = vec![PathBuf::from("rendered")];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("rendered/") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "yaml") {
+                checked += 1;
+                let text = std::fs::read_to_string(&path).expect("read");
+                missing.extend(missing_resources(&path.display().to_string(), &text));
+            }
+        }
+    }
+    assert!(checked > 50, "checked only {checked} files");
+    assert!(missing.is_empty(), "{missing:#?}");
+    // The check itself sees a missing limit, in a Job's pod template too.
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: i:1\n        resources:\n          requests: {cpu: 1, memory: 1Gi}\n          limits: {memory: 1Gi}\n";
+    assert_eq!(
+        missing_resources("job.yaml", job),
+        ["job.yaml: Job/c: limits.cpu"]
+    );
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -139,21 +139,35 @@ pub struct NetworkPlan {
     pub meta: Meta,
 }
 
-/// `ComputeSubnetwork` with the `pods` and `services` secondary ranges.
+/// `ComputeSubnetwork`: the cluster's subnet, or the region's proxy-only subnet.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SubnetworkPlan {
     /// Metadata.
     pub meta: Meta,
     /// Region.
     pub region: String,
-    /// Primary range.
-    pub nodes_cidr: String,
-    /// Secondary range `pods`.
-    pub pods_cidr: String,
-    /// Secondary range `services`.
-    pub services_cidr: String,
+    /// Primary range: the nodes', or the managed proxies'.
+    pub cidr: String,
+    /// What the subnet is for.
+    pub purpose: SubnetPurpose,
     /// Its network.
     pub network: Ref,
+}
+
+/// What a subnet is for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SubnetPurpose {
+    /// GKE nodes, with the `pods` and `services` secondary ranges.
+    Nodes {
+        /// Secondary range `pods`.
+        pods_cidr: String,
+        /// Secondary range `services`.
+        services_cidr: String,
+    },
+    /// The Envoy proxies of regional Application Load Balancers (`REGIONAL_MANAGED_PROXY`,
+    /// the active one of its region and VPC).
+    ProxyOnly,
 }
 
 /// Add-ons of a cluster, each on only when a workload of the blueprint uses it.
@@ -188,6 +202,8 @@ pub struct ClusterPlan {
     pub node_service_account: Ref,
     /// Add-ons.
     pub addons: Addons,
+    /// GKE's Gateway API (standard channel), for blueprints with a Gateway API ingress.
+    pub gateway_api: bool,
 }
 
 /// A node taint.

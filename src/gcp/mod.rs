@@ -262,6 +262,13 @@ pub struct GpuPoolHandle {
 /// Rule ids of the findings this module reports.
 pub use crate::plan::rule;
 
+/// Default ranges of a new VPC: nodes, pods, services, and the region's proxy-only subnet.
+const NODES_CIDR: &str = "10.129.0.0/20";
+const PODS_CIDR: &str = "192.168.64.0/18";
+const SERVICES_CIDR: &str = "192.168.128.0/20";
+/// Right after the nodes' default range; /23 is what Google recommends for proxy-only subnets.
+const PROXY_ONLY_CIDR: &str = "10.129.16.0/23";
+
 /// GKE cluster names have at most 40 characters.
 const CLUSTER_NAME_MAX: usize = 40;
 
@@ -323,6 +330,8 @@ pub struct Gcp {
     project_valid: bool,
     infra: Infrastructure,
     services: BTreeMap<String, Dependency>,
+    /// `spec.network.proxyOnlyCidr` of a VPC this blueprint creates, once checked.
+    proxy_only_cidr: Option<String>,
 }
 
 impl Gcp {
@@ -388,6 +397,7 @@ impl Gcp {
                 ..Infrastructure::default()
             },
             services: BTreeMap::new(),
+            proxy_only_cidr: None,
         }
     }
 
@@ -447,6 +457,7 @@ impl Gcp {
                 ("spec.network.nodesCidr", spec.nodes_cidr.is_some()),
                 ("spec.network.podsCidr", spec.pods_cidr.is_some()),
                 ("spec.network.servicesCidr", spec.services_cidr.is_some()),
+                ("spec.network.proxyOnlyCidr", spec.proxy_only_cidr.is_some()),
             ] {
                 if set {
                     let d = planner.error(
@@ -466,18 +477,36 @@ impl Gcp {
                 depends_on: Vec::new(),
             };
         }
-        let ranges = check_ranges(
-            planner,
-            [
-                ("spec.network.nodesCidr", &spec.nodes_cidr, "10.129.0.0/20"),
-                ("spec.network.podsCidr", &spec.pods_cidr, "192.168.64.0/18"),
-                (
-                    "spec.network.servicesCidr",
-                    &spec.services_cidr,
-                    "192.168.128.0/20",
-                ),
-            ],
-        );
+        let ranges = [
+            ("spec.network.nodesCidr", &spec.nodes_cidr, NODES_CIDR),
+            ("spec.network.podsCidr", &spec.pods_cidr, PODS_CIDR),
+            (
+                "spec.network.servicesCidr",
+                &spec.services_cidr,
+                SERVICES_CIDR,
+            ),
+        ];
+        // A proxy range written down is checked with the others; the default one only when a
+        // gateway needs it (`gateway_api`), so it never gets in the way of custom ranges.
+        let ranges = if spec.proxy_only_cidr.is_some() {
+            let [nodes, pods, services, proxies] = check_ranges(
+                planner,
+                [
+                    ranges[0],
+                    ranges[1],
+                    ranges[2],
+                    (
+                        "spec.network.proxyOnlyCidr",
+                        &spec.proxy_only_cidr,
+                        PROXY_ONLY_CIDR,
+                    ),
+                ],
+            );
+            self.proxy_only_cidr = Some(proxies);
+            [nodes, pods, services]
+        } else {
+            check_ranges(planner, ranges)
+        };
         let compute = self.api("compute.googleapis.com");
         let network_dependency = self.dependency("compute", "ComputeNetwork", &name);
         let subnetwork_dependency = self.dependency("compute", "ComputeSubnetwork", &subnetwork);
@@ -489,9 +518,11 @@ impl Gcp {
         self.infra.subnetworks.push(SubnetworkPlan {
             meta: Meta::new(subnetwork.clone(), [network_dependency.clone()]),
             region: self.region.clone(),
-            nodes_cidr,
-            pods_cidr,
-            services_cidr,
+            cidr: nodes_cidr,
+            purpose: SubnetPurpose::Nodes {
+                pods_cidr,
+                services_cidr,
+            },
             network: Ref::name(name),
         });
         NetworkHandle {
@@ -646,6 +677,7 @@ impl Gcp {
             workload_pool: format!("{}.svc.id.goog", self.project),
             node_service_account: node_service_account.reference.clone(),
             addons: options.addons,
+            gateway_api: false,
         });
         Some(ClusterHandle {
             reference: Ref::name(name.clone()),
@@ -656,6 +688,105 @@ impl Gcp {
             borrowed: false,
             dependency: Some(dependency),
         })
+    }
+
+    /// Prepares the cluster for GKE's Gateway controller, for a Gateway API ingress: on a
+    /// cluster this blueprint creates, the Gateway API (standard channel) and the HTTP load
+    /// balancing add-on the controller programs load balancers through; for an `internal`
+    /// gateway (`gke-l7-rilb`, a regional internal Application Load Balancer), also the
+    /// region's proxy-only subnet in the VPC it creates (`spec.network.proxyOnlyCidr`).
+    /// Returns whether everything is planned here; on an existing or borrowed cluster, or an
+    /// existing VPC, what is missing is a prerequisite (a VPC has one active proxy-only subnet
+    /// per region, which may exist already).
+    pub fn gateway_api(
+        &mut self,
+        planner: &mut Planner<'_>,
+        cluster: &ClusterHandle,
+        network: &NetworkSpec,
+        internal: bool,
+    ) -> bool {
+        let Some(plan) = self
+            .infra
+            .clusters
+            .iter_mut()
+            .find(|plan| cluster.owned && plan.meta.name == cluster.name)
+        else {
+            return false;
+        };
+        plan.gateway_api = true;
+        plan.addons.http_load_balancing = true;
+        let network_ref = plan.network.clone();
+        if !internal {
+            return true;
+        }
+        if network.existing {
+            return false;
+        }
+        let Some((nodes, pods, services, depends_on)) =
+            self.infra
+                .subnetworks
+                .iter()
+                .find_map(|subnet| match &subnet.purpose {
+                    SubnetPurpose::Nodes {
+                        pods_cidr,
+                        services_cidr,
+                    } => Some((
+                        subnet.cidr.clone(),
+                        pods_cidr.clone(),
+                        services_cidr.clone(),
+                        subnet.meta.depends_on.clone(),
+                    )),
+                    SubnetPurpose::ProxyOnly => None,
+                })
+        else {
+            return false;
+        };
+        let field = "spec.network.proxyOnlyCidr";
+        let cidr = match self.proxy_only_cidr.clone() {
+            Some(cidr) => cidr,
+            None => {
+                // The default range, checked against the cluster's ranges only now that it
+                // is used.
+                let overlapping = [nodes, pods, services].into_iter().find(|range| {
+                    let (Ok(range), Ok(proxies)) =
+                        (range.parse::<Ipv4Net>(), PROXY_ONLY_CIDR.parse::<Ipv4Net>())
+                    else {
+                        return false;
+                    };
+                    range.contains(&proxies.network()) || proxies.contains(&range.network())
+                });
+                if let Some(range) = overlapping {
+                    let d = planner.error(
+                        rule::NETWORK_CIDR,
+                        field,
+                        format!(
+                            "the default proxy-only range `{PROXY_ONLY_CIDR}` overlaps `{range}`"
+                        ),
+                    );
+                    d.fix = Some(format!("set `{field}` to a free range of /26 or larger"));
+                }
+                PROXY_ONLY_CIDR.to_string()
+            }
+        };
+        if let Ok(net) = cidr.parse::<Ipv4Net>()
+            && net.prefix_len() > 26
+        {
+            let d = planner.error(
+                rule::NETWORK_CIDR,
+                field,
+                format!("`{cidr}` is too small for a proxy-only subnet"),
+            );
+            d.expected = Some("a prefix length of /26 or shorter (/23 recommended)".into());
+        }
+        let name = names::derived(&self.blueprint, "-proxy-subnet", 1, 63);
+        self.infra.subnetworks.push(SubnetworkPlan {
+            meta: Meta::new(name, depends_on),
+            region: self.region.clone(),
+            cidr,
+            purpose: SubnetPurpose::ProxyOnly,
+            network: network_ref,
+        });
+        true
     }
 
     fn check_cluster_location(&self, planner: &mut Planner<'_>, location: &str) {
@@ -1519,12 +1650,12 @@ fn too_many(planner: &mut Planner<'_>, field: &str, nodes: u32) {
     d.expected = Some(format!("at most {MAX_NODES_PER_POOL}"));
 }
 
-/// Parses the subnet's three ranges (each defaulted), reporting malformed ranges, host bits
-/// set and overlaps; returns them as written (or defaulted).
-fn check_ranges(
+/// Parses the subnet's ranges (each defaulted), reporting malformed ranges, host bits set
+/// and overlaps; returns them as written (or defaulted).
+fn check_ranges<const N: usize>(
     planner: &mut Planner<'_>,
-    ranges: [(&str, &Option<String>, &str); 3],
-) -> [String; 3] {
+    ranges: [(&str, &Option<String>, &str); N],
+) -> [String; N] {
     let mut parsed: Vec<(&str, Ipv4Net)> = Vec::new();
     let texts = ranges.map(|(field, value, default)| {
         let text = value.clone().unwrap_or_else(|| default.to_string());
@@ -1664,6 +1795,7 @@ mod tests {
                     &nodes,
                 )
                 .unwrap();
+            assert!(gcp.gateway_api(planner, &cluster, &NetworkSpec::default(), true));
             let gpu = GpuPlan {
                 accelerator: "nvidia-tesla-t4",
                 count: 1,
@@ -1888,6 +2020,99 @@ mod tests {
         [
             "network-cidr: `10.0.0.1/20` has host bits set (spec.network.nodesCidr)",
             "network-cidr: `10.0.16.0/20` overlaps `10.0.0.0/14` of `spec.network.podsCidr` (spec.network.servicesCidr)",
+        ]
+        "#);
+    }
+
+    /// Plans a new cluster (with `network`) and a Gateway API ingress on it; returns the
+    /// subnets' kinds and ranges, whether the cluster got the Gateway API, and the findings.
+    fn gateway_on(network: &NetworkSpec, internal: bool) -> (Vec<String>, bool, Vec<String>) {
+        let mut planned = (Vec::new(), false);
+        let (_, findings) = with_planner(|planner, gcp| {
+            let nodes = gcp.service_account(
+                planner,
+                &ServiceAccountSpec::default(),
+                "spec.a",
+                "node",
+                "Nodes",
+            );
+            let cluster = gcp
+                .cluster(
+                    planner,
+                    &ClusterSpec::default(),
+                    network,
+                    ClusterOptions {
+                        default_location: "us-central1-a",
+                        addons: Addons::default(),
+                    },
+                    &nodes,
+                )
+                .unwrap();
+            let ready = gcp.gateway_api(planner, &cluster, network, internal);
+            assert_eq!(ready, !network.existing || !internal);
+            let subnets = gcp
+                .infra
+                .subnetworks
+                .iter()
+                .map(|s| format!("{} {:?}", s.cidr, s.purpose))
+                .collect();
+            let plan = &gcp.infra.clusters[0];
+            assert!(
+                plan.addons.http_load_balancing,
+                "the Gateway controller needs it"
+            );
+            planned = (subnets, plan.gateway_api);
+        });
+        (planned.0, planned.1, findings)
+    }
+
+    #[test]
+    fn gateway_api_enables_the_cluster_and_an_internal_one_gets_a_proxy_only_subnet() {
+        let (subnets, enabled, findings) = gateway_on(&NetworkSpec::default(), true);
+        assert!(enabled);
+        assert!(findings.is_empty(), "{findings:?}");
+        assert_eq!(subnets.len(), 2);
+        assert_eq!(subnets[1], "10.129.16.0/23 ProxyOnly");
+        // A global external load balancer needs no proxy-only subnet.
+        let (subnets, enabled, _) = gateway_on(&NetworkSpec::default(), false);
+        assert!(enabled);
+        assert_eq!(subnets.len(), 1);
+        // An existing VPC may have its region's one active proxy-only subnet already.
+        let existing = NetworkSpec {
+            existing: true,
+            ..NetworkSpec::default()
+        };
+        let (subnets, enabled, _) = gateway_on(&existing, true);
+        assert!(enabled);
+        assert!(subnets.is_empty());
+    }
+
+    #[test]
+    fn proxy_only_ranges_are_checked() {
+        // The default range collides with wider node ranges only when it is used.
+        let wide = NetworkSpec {
+            nodes_cidr: Some("10.129.0.0/16".into()),
+            ..NetworkSpec::default()
+        };
+        let (_, _, external) = gateway_on(&wide, false);
+        assert!(external.is_empty(), "{external:?}");
+        let (_, _, internal) = gateway_on(&wide, true);
+        insta::assert_debug_snapshot!(internal, @r#"
+        [
+            "network-cidr: the default proxy-only range `10.129.16.0/23` overlaps `10.129.0.0/16` (spec.network.proxyOnlyCidr)",
+        ]
+        "#);
+        // A range written down is checked with the subnet's, and must hold the proxies.
+        let given = NetworkSpec {
+            proxy_only_cidr: Some("192.168.64.0/27".into()),
+            ..NetworkSpec::default()
+        };
+        let (subnets, _, findings) = gateway_on(&given, true);
+        assert_eq!(subnets[1], "192.168.64.0/27 ProxyOnly");
+        insta::assert_debug_snapshot!(findings, @r#"
+        [
+            "network-cidr: `192.168.64.0/27` overlaps `192.168.64.0/18` of `spec.network.podsCidr` (spec.network.proxyOnlyCidr)",
+            "network-cidr: `192.168.64.0/27` is too small for a proxy-only subnet (spec.network.proxyOnlyCidr)",
         ]
         "#);
     }

@@ -35,6 +35,10 @@ pub struct NetworkSpec {
     pub pods_cidr: Option<String>,
     /// Secondary range `services` (default `192.168.128.0/20`).
     pub services_cidr: Option<String>,
+    /// Range of the region's proxy-only subnet, created in a new VPC when a workload needs a
+    /// regional internal Application Load Balancer (an internal Gateway API ingress; default
+    /// `10.129.16.0/23`); unused otherwise.
+    pub proxy_only_cidr: Option<String>,
 }
 
 /// GKE release channel.

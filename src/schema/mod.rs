@@ -5,8 +5,8 @@
 //! ([`Schemas::embedded`]): the Kubernetes 1.32 built-in kinds (strict: unknown fields are
 //! errors, as with `kubectl apply`'s default server-side field validation) and the CRDs the
 //! project renders (Config Connector, JobSet, Kueue, LeaderWorkerSet, Managed Prometheus,
-//! Istio, Config Sync, Argo CD). [`Schemas::with_dirs`] adds folders in kubeconform layout,
-//! which win over the embedded set.
+//! Istio, Gateway API, GKE's Gateway policies, Config Sync, Argo CD). [`Schemas::with_dirs`]
+//! adds folders in kubeconform layout, which win over the embedded set.
 //!
 //! Each `(apiVersion, kind)` schema is inflated, parsed and compiled once, on first use, and
 //! shared: [`Schemas`] is `Sync`, so callers check objects in parallel. Objects are validated

@@ -1,5 +1,5 @@
 //! `TritonServing`: NVIDIA Triton Inference Server on GKE GPUs, autoscaled on GPU utilisation,
-//! with Managed Prometheus and an optional Istio ingress.
+//! with Managed Prometheus and an optional Istio or Gateway API ingress.
 //!
 //! References: the Triton-on-GKE sandbox (Terraform, Istio ingress gateway, Managed Prometheus,
 //! model repository bucket, health check) and NVIDIA's GKE Marketplace chart (Deployment,
@@ -8,7 +8,10 @@
 //! and Managed Prometheus, a CPU pool, a GPU pool sized from `spec.gpu` and `spec.gpuPool`, the
 //! model repository bucket, an Artifact Registry repository and the service accounts; in the
 //! cluster, a namespace, the Workload Identity service account, the Triton Deployment, Service,
-//! PodMonitoring and HPA, a health-check Job and, when asked, an Istio ingress.
+//! PodMonitoring and HPA, a health-check Job and, when asked, an ingress: Istio's (gateway
+//! pods of its own or an existing gateway) or GKE's Gateway API (a Gateway, an HTTPRoute, a
+//! HealthCheckPolicy and a GCPBackendPolicy; the cluster's Gateway API and proxy-only subnet
+//! come from the blocks).
 //!
 //! What the references got wrong and this kind does not: the HPA's external metric carries a
 //! selector (the reference summed every GPU container of the project), the Gateway selects
@@ -85,8 +88,8 @@ pub struct Spec {
     /// The HorizontalPodAutoscaler of the server.
     #[serde(default)]
     autoscaling: Autoscaling,
-    /// An Istio ingress (HTTP and gRPC on port 80); without it the server is reachable inside
-    /// the cluster only.
+    /// An ingress: Istio (HTTP and gRPC on port 80, the default) or GKE's Gateway API (HTTP on
+    /// port 80); without it the server is reachable inside the cluster only.
     ingress: Option<Ingress>,
     /// Run the reference's health check (a Job that waits for Triton's readiness endpoint
     /// through the Service) after each apply of a new server (default `true`).
@@ -189,21 +192,39 @@ enum Metric {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Ingress {
-    /// Hosts the Gateway and VirtualService answer for (default `["*"]`).
+    /// `istio` (the default: an Istio ingress gateway, HTTP and gRPC) or `gateway` (GKE's
+    /// Gateway controller: a Google Cloud Application Load Balancer, HTTP only).
+    api: Option<IngressApi>,
+    /// Hosts the ingress answers for (default `["*"]`: any).
     #[serde(default)]
     hosts: Vec<String>,
-    /// Pod labels of an Istio ingress gateway that exists already; without it the blueprint
-    /// deploys its own gateway in its namespace.
+    /// Istio only: pod labels of an Istio ingress gateway that exists already; without it
+    /// the blueprint deploys its own gateway in its namespace.
     gateway_selector: Option<BTreeMap<String, String>>,
-    /// Istio revision that injects the gateway (`istio.io/rev`); default: the default revision.
+    /// Istio only: the revision that injects the gateway (`istio.io/rev`); default: the
+    /// default revision.
     revision: Option<String>,
-    /// A load balancer reachable from the VPC only (default `false`: public).
+    /// A load balancer reachable from the VPC only (default `false`: public). With
+    /// `api: gateway`: `gke-l7-rilb` (regional internal) instead of
+    /// `gke-l7-global-external-managed`.
     #[serde(default)]
     internal: bool,
-    /// Fewest gateway pods (default 2).
+    /// Istio only: fewest gateway pods (default 2).
     min_replicas: Option<u32>,
-    /// Most gateway pods (default 5).
+    /// Istio only: most gateway pods (default 5).
     max_replicas: Option<u32>,
+}
+
+/// The API an ingress is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+enum IngressApi {
+    /// Istio `Gateway` and `VirtualService`, with an ingress gateway of the blueprint's own
+    /// or an existing one.
+    Istio,
+    /// Kubernetes Gateway API (`gateway.networking.k8s.io/v1`) served by GKE's Gateway
+    /// controller.
+    Gateway,
 }
 
 /// Project roles of the node service account: GKE's minimal node role (logging, monitoring
@@ -239,6 +260,12 @@ const DEFAULT_IMAGE: &str = "nvcr.io/nvidia/tritonserver:26.07-py3";
 const DEFAULT_TRTLLM_IMAGE: &str = "nvcr.io/nvidia/tritonserver:26.07-trtllm-python-py3";
 /// A non-root curl (user 100) for the health check.
 const HEALTH_CHECK_IMAGE: &str = "curlimages/curl:8.11.1";
+/// GKE gateway classes: a regional internal Application Load Balancer (Envoy proxies in the
+/// region's proxy-only subnet), and the global external one.
+const GATEWAY_CLASS_INTERNAL: &str = "gke-l7-rilb";
+const GATEWAY_CLASS_EXTERNAL: &str = "gke-l7-global-external-managed";
+/// How long the load balancer waits for a response (its default, 30 s, cuts long generations).
+const GATEWAY_TIMEOUT_SECONDS: u32 = 600;
 /// Triton's ports, as both references use them.
 const HTTP_PORT: u16 = 8000;
 const GRPC_PORT: u16 = 8001;
@@ -264,6 +291,7 @@ struct Workload {
     triton: TritonPlan,
     autoscaling: AutoscalingPlan,
     ingress: Option<IngressPlan>,
+    gateway_api: Option<GatewayApiPlan>,
     health_check: Option<HealthCheckPlan>,
 }
 
@@ -305,6 +333,23 @@ struct IngressPlan {
     deployment: Option<GatewayDeploymentPlan>,
 }
 
+/// A Gateway API ingress on GKE's Gateway controller.
+#[derive(Debug, Serialize)]
+struct GatewayApiPlan {
+    /// Name of the Gateway.
+    gateway: String,
+    /// `gke-l7-rilb` or `gke-l7-global-external-managed`.
+    class: &'static str,
+    internal: bool,
+    /// `HTTPRoute` host names; none answers any host.
+    hostnames: Vec<String>,
+    /// Whether this blueprint enables the cluster's Gateway API (and, for an internal
+    /// gateway, the proxy-only subnet); else they are prerequisites.
+    cluster_ready: bool,
+    /// Backend timeout of the load balancer.
+    timeout_seconds: u32,
+}
+
 #[derive(Debug, Serialize)]
 struct GatewayDeploymentPlan {
     name: String,
@@ -326,7 +371,7 @@ impl TypedKind for TritonServing {
     type Spec = Spec;
     type Plan = Plan;
     const NAME: &'static str = "TritonServing";
-    const SUMMARY: &'static str = "NVIDIA Triton on GKE GPUs, autoscaled on GPU utilisation, with Managed Prometheus and an optional Istio ingress";
+    const SUMMARY: &'static str = "NVIDIA Triton on GKE GPUs, autoscaled on GPU utilisation, with Managed Prometheus and an optional Istio or Gateway API ingress";
 
     fn exports(spec: &Spec, blueprint: &Blueprint<'_>) -> Exports {
         let region = spec
@@ -478,7 +523,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     let ingress_replicas = spec
         .ingress
         .as_ref()
-        .map(|ingress| check_ingress_replicas(planner, ingress));
+        .map(|ingress| check_ingress(planner, ingress));
 
     for service in SERVICES {
         gcp.api(service);
@@ -614,6 +659,31 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         pool.max_nodes,
     );
     let (min_replicas, max_replicas) = autoscaling?;
+    let gateway_api = spec
+        .ingress
+        .as_ref()
+        .filter(|ingress| ingress.api == Some(IngressApi::Gateway))
+        .map(|ingress| {
+            let cluster_ready = gcp.gateway_api(planner, &cluster, &spec.network, ingress.internal);
+            GatewayApiPlan {
+                gateway: format!("{triton_name}-ingress"),
+                class: if ingress.internal {
+                    GATEWAY_CLASS_INTERNAL
+                } else {
+                    GATEWAY_CLASS_EXTERNAL
+                },
+                internal: ingress.internal,
+                // The Gateway API spells "any host" by leaving the host names out.
+                hostnames: ingress
+                    .hosts
+                    .iter()
+                    .filter(|host| host.as_str() != "*")
+                    .cloned()
+                    .collect(),
+                cluster_ready,
+                timeout_seconds: GATEWAY_TIMEOUT_SECONDS,
+            }
+        });
     if planner.has_errors() {
         return None;
     }
@@ -676,7 +746,11 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         },
     };
     let host = format!("{triton_name}.{namespace}.svc.cluster.local");
-    let ingress = spec.ingress.as_ref().map(|ingress| {
+    let istio = spec
+        .ingress
+        .as_ref()
+        .filter(|ingress| ingress.api.unwrap_or(IngressApi::Istio) == IngressApi::Istio);
+    let ingress = istio.map(|ingress| {
         let (min_replicas, max_replicas) = ingress_replicas.flatten().unwrap_or((2, 5));
         let gateway = format!("{triton_name}-ingress");
         let (selector, deployment) = match &ingress.gateway_selector {
@@ -731,6 +805,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             },
             autoscaling,
             ingress,
+            gateway_api,
             health_check,
             workload_service_account: workload_account.email,
             namespace,
@@ -761,8 +836,31 @@ fn check_autoscaling(planner: &mut Planner<'_>, spec: &Autoscaling) -> Option<(u
     fine.then_some((min, max))
 }
 
-/// The ingress gateway's replica bounds; `None` (with findings) when they cannot work.
-fn check_ingress_replicas(planner: &mut Planner<'_>, ingress: &Ingress) -> Option<(u32, u32)> {
+/// The Istio ingress gateway's replica bounds; `None` (with findings) when they cannot work.
+/// A Gateway API ingress has no gateway pods: Istio's fields are conflicts there.
+fn check_ingress(planner: &mut Planner<'_>, ingress: &Ingress) -> Option<(u32, u32)> {
+    if ingress.api == Some(IngressApi::Gateway) {
+        for (set, field) in [
+            (ingress.gateway_selector.is_some(), "gatewaySelector"),
+            (ingress.revision.is_some(), "revision"),
+            (ingress.min_replicas.is_some(), "minReplicas"),
+            (ingress.max_replicas.is_some(), "maxReplicas"),
+        ] {
+            if set {
+                let d = planner.error(
+                    crate::plan::rule::CONFLICT,
+                    &format!("spec.ingress.{field}"),
+                    format!(
+                        "`{field}` configures Istio's ingress gateway, which `api: gateway` does not deploy"
+                    ),
+                );
+                d.fix = Some(format!(
+                    "remove `spec.ingress.{field}`, or use `api: istio`"
+                ));
+            }
+        }
+        return None;
+    }
     let min = ingress.min_replicas.unwrap_or(2);
     let max = ingress.max_replicas.unwrap_or(5);
     check_bounds(planner, "spec.ingress", min, max).then_some((min, max))
@@ -991,6 +1089,40 @@ mod tests {
             "  gpuPool: {autoscaling: {minNodes: 2, maxNodes: 1}}\n  autoscaling: {maxReplicas: 9}\n",
         );
         assert_eq!(bounds, [crate::plan::rule::NODE_POOL_SIZE]);
+    }
+
+    #[test]
+    fn the_gateway_api_ingress_is_internal_only_when_asked_and_answers_any_host_by_default() {
+        let (_, plan, findings) = read("  ingress: {api: gateway, hosts: [\"*\"]}\n");
+        assert!(findings.is_empty(), "{findings:?}");
+        let workload = plan.unwrap().workload;
+        assert!(workload.ingress.is_none(), "no Istio objects");
+        let gateway = workload.gateway_api.unwrap();
+        assert_eq!(gateway.class, "gke-l7-global-external-managed");
+        assert!(gateway.hostnames.is_empty());
+        assert!(gateway.cluster_ready);
+        let (_, plan, _) =
+            read("  ingress: {api: gateway, internal: true, hosts: [a.example.internal]}\n");
+        let plan = plan.unwrap();
+        let gateway = plan.workload.gateway_api.unwrap();
+        assert_eq!(gateway.class, "gke-l7-rilb");
+        assert_eq!(gateway.hostnames, ["a.example.internal"]);
+        assert!(plan.infra.clusters[0].gateway_api);
+        // The Istio form stays the default.
+        let (_, plan, _) = read("  ingress: {}\n");
+        let workload = plan.unwrap().workload;
+        assert!(workload.ingress.is_some() && workload.gateway_api.is_none());
+    }
+
+    #[test]
+    fn istio_gateway_fields_conflict_with_the_gateway_api() {
+        let (_, plan, findings) =
+            read("  ingress: {api: gateway, revision: asm-1, minReplicas: 2}\n");
+        assert!(plan.is_none());
+        assert_eq!(
+            findings,
+            [crate::plan::rule::CONFLICT, crate::plan::rule::CONFLICT]
+        );
     }
 
     #[test]
