@@ -18,6 +18,11 @@
 //!   namespace: argocd
 //!   project: default
 //!   configConnectorCluster: in-cluster             # Argo CD's name for the Config Connector host
+//! jsonnet:                                         # what Jsonnet blueprints receive (crate::jsonnet)
+//!   extVars: {env: prod}                           # std.extVar('env') == 'prod'
+//!   extCode: {regions: "['us-east5', 'europe-west4']"}  # std.extVar('regions'), a Jsonnet value
+//!   tlaVars: {team: ml}                            # top-level arguments, when a file is a function
+//!   tlaCode: {replicas: '2'}
 //! ```
 //!
 //! It is read as strictly as blueprints ([`crate::blueprint::de`]): unknown fields and wrong
@@ -59,6 +64,8 @@ pub struct Settings {
     pub fleet: Fleet,
     /// Where Argo CD keeps Applications.
     pub argocd: ArgoCd,
+    /// External variables and top-level arguments of Jsonnet blueprints.
+    pub jsonnet: crate::jsonnet::Inputs,
 }
 
 impl Settings {
@@ -195,6 +202,21 @@ struct Spec {
     fleet: FleetSpec,
     #[serde(default)]
     argocd: ArgoCdSpec,
+    #[serde(default)]
+    jsonnet: JsonnetSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct JsonnetSpec {
+    #[serde(default)]
+    ext_vars: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    ext_code: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    tla_vars: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    tla_code: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -415,6 +437,57 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
             "`argocd.configConnectorCluster` is not an Argo CD cluster name",
         ));
     }
+    for (field, names) in [
+        ("extVars", &spec.jsonnet.ext_vars),
+        ("extCode", &spec.jsonnet.ext_code),
+        ("tlaVars", &spec.jsonnet.tla_vars),
+        ("tlaCode", &spec.jsonnet.tla_code),
+    ] {
+        for name in names.keys() {
+            let is_identifier = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !is_identifier {
+                found.push(
+                    error(
+                        at(&["jsonnet", field]),
+                        &format!("jsonnet.{field}"),
+                        format!("`{name}` is not a Jsonnet identifier"),
+                    )
+                    .expected("letters, digits and `_`, not starting with a digit"),
+                );
+            }
+        }
+    }
+    let both = |a: &std::collections::BTreeMap<String, String>,
+                b: &std::collections::BTreeMap<String, String>| {
+        a.keys().find(|k| b.contains_key(*k)).cloned()
+    };
+    for (first, second, which) in [
+        (
+            &spec.jsonnet.ext_vars,
+            &spec.jsonnet.ext_code,
+            "extVars` and `extCode",
+        ),
+        (
+            &spec.jsonnet.tla_vars,
+            &spec.jsonnet.tla_code,
+            "tlaVars` and `tlaCode",
+        ),
+    ] {
+        if let Some(name) = both(first, second) {
+            found.push(
+                error(
+                    at(&["jsonnet"]),
+                    "jsonnet",
+                    format!("`{name}` is defined in both `{which}`"),
+                )
+                .fix("keep one of them"),
+            );
+        }
+    }
     if !found.is_empty() {
         return Err(found);
     }
@@ -433,6 +506,12 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
                 .argocd
                 .config_connector_cluster
                 .unwrap_or(defaults.config_connector_cluster),
+        },
+        jsonnet: crate::jsonnet::Inputs {
+            ext_vars: spec.jsonnet.ext_vars,
+            ext_code: spec.jsonnet.ext_code,
+            tla_vars: spec.jsonnet.tla_vars,
+            tla_code: spec.jsonnet.tla_code,
         },
     })
 }
