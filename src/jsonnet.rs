@@ -257,6 +257,14 @@ impl Failure {
         }
     }
 
+    /// The same failure, for the output value at `field`.
+    fn at(mut self, field: &str) -> Self {
+        if self.field.is_none() && !field.is_empty() {
+            self.field = Some(field.to_string());
+        }
+        self
+    }
+
     fn diagnostic(self, display: &str) -> Diagnostic {
         // The first frame in a repository file is where the error arose; the rest is the stack.
         let located = self.frames.iter().find(|(file, line, ..)| {
@@ -490,8 +498,9 @@ impl Job {
                 self.charge(budget, 0, field)?;
                 let mut out = Vec::with_capacity(items.len() as usize);
                 for (i, item) in items.iter().enumerate() {
-                    let item = item.map_err(|e| self.failure(&e))?;
-                    out.push(self.raw(&item, &format!("{field}[{i}]"), budget)?);
+                    let path = format!("{field}[{i}]");
+                    let item = item.map_err(|e| self.failure(&e).at(&path))?;
+                    out.push(self.raw(&item, &path, budget)?);
                 }
                 Raw::Array(out)
             }
@@ -501,11 +510,11 @@ impl Job {
                 for key in object.fields() {
                     let key = key.to_string();
                     self.charge(budget, key.len(), field)?;
+                    let path = at(&key);
                     let item = object
                         .get(key.as_str().into())
-                        .map_err(|e| self.failure(&e))?
+                        .map_err(|e| self.failure(&e).at(&path))?
                         .unwrap_or(Val::Null);
-                    let path = at(&key);
                     let item = self.raw(&item, &path, budget)?;
                     out.push((key, item));
                 }
@@ -553,6 +562,49 @@ fn refuse(message: String) -> jrsonnet_evaluator::Error {
 }
 
 impl Resolver {
+    /// A refused import, located at the import in the importing file when it is written there
+    /// once (the evaluator does not say where an import stands).
+    fn refuse_at(
+        &self,
+        from: &SourcePath,
+        requested: &str,
+        message: String,
+    ) -> jrsonnet_evaluator::Error {
+        let mut error = refuse(message);
+        let text = from
+            .path()
+            .and_then(|p| self.read.borrow().get(&self.display(p)).cloned());
+        if let Some(text) = text {
+            let at: Vec<usize> = ["'", "\""]
+                .iter()
+                .flat_map(|q| {
+                    let literal = format!("{q}{requested}{q}");
+                    text.match_indices(&literal)
+                        .filter(|(i, _)| {
+                            text[..*i].trim_end().ends_with("import")
+                                || text[..*i].trim_end().ends_with("importstr")
+                                || text[..*i].trim_end().ends_with("importbin")
+                        })
+                        .map(|(i, _)| i)
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            if let [offset] = at.as_slice() {
+                let start = u32::try_from(*offset).unwrap_or(0);
+                let end = start.saturating_add(u32::try_from(requested.len() + 2).unwrap_or(0));
+                let source = jrsonnet_evaluator::Source::new(from.clone(), text.as_str().into());
+                error
+                    .trace_mut()
+                    .0
+                    .push(jrsonnet_evaluator::StackTraceElement {
+                        location: Some(jrsonnet_evaluator::Span(source, start, end)),
+                        desc: "import".into(),
+                    });
+            }
+        }
+        error
+    }
+
     fn display(&self, path: &Path) -> String {
         path.strip_prefix(&self.root).map_or_else(
             |_| path.display().to_string(),
@@ -587,6 +639,7 @@ impl ImportResolver for Resolver {
             ResolvePath::Path(p) => p,
         };
         let shown = requested.display().to_string();
+        let refuse = |message: String| self.refuse_at(from, &shown, message);
         if requested.is_absolute() {
             return Err(refuse(format!(
                 "import of `{shown}` refused: absolute paths are not allowed; import files of the repository by a path relative to the importing file"

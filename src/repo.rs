@@ -88,6 +88,7 @@ impl Loaded {
                 let label = labels
                     .and_then(|labels| labels.get(index))
                     .filter(|l| !l.is_empty());
+                let mut document = Vec::new();
                 match Blueprint::from_node(&file.path, node, registry)
                     .map(|b| b.with_source(self.source(file)))
                 {
@@ -99,7 +100,7 @@ impl Loaded {
                             (Some(label), line) => format!("{}:{line} (`{label}`)", file.path),
                         };
                         if let Some(first) = seen.insert(blueprint.name.to_string(), location) {
-                            found.push(
+                            document.push(
                                 blueprint
                                     .error_at(
                                         "blueprint-name-duplicate",
@@ -115,23 +116,20 @@ impl Loaded {
                             );
                         }
                     }
-                    Err(mut diagnostic) => {
-                        // Unplaced in Jsonnet output: say which document.
-                        if let Some(label) = label
-                            && diagnostic.line == 0
-                        {
-                            let field = diagnostic.field.take().unwrap_or_default();
-                            diagnostic.field = Some(if field.is_empty() {
-                                label.clone()
-                            } else if label.starts_with('[') {
-                                format!("{label}.{field}")
-                            } else {
-                                format!("{label:?}.{field}")
-                            });
-                        }
-                        found.push(diagnostic);
+                    Err(diagnostic) => document.push(diagnostic),
+                }
+                // Not placed in Jsonnet output: say which document.
+                if let Some(label) = label {
+                    for diagnostic in document.iter_mut().filter(|d| d.line == 0) {
+                        let field = diagnostic.field.take().unwrap_or_default();
+                        diagnostic.field = Some(match (field.is_empty(), label.starts_with('[')) {
+                            (true, _) => label.clone(),
+                            (false, true) => format!("{label}.{field}"),
+                            (false, false) => format!("{label:?}.{field}"),
+                        });
                     }
                 }
+                found.extend(document);
             }
         }
         self.diagnostics.extend(found);
