@@ -25,6 +25,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::ops::Not as _;
 use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
@@ -357,6 +358,8 @@ impl Job {
                 self.main.clone(),
             )))
             .map_err(convert)?;
+        // The evaluator's interned strings hash by identity; the map is only read by name.
+        #[allow(clippy::mutable_key_type)]
         let mut tla = std::collections::HashMap::new();
         for (name, value) in &self.inputs.tla_vars {
             tla.insert(
@@ -696,6 +699,8 @@ impl ImportResolver for Resolver {
 
 /// Where fields are defined in the evaluated files, for placing output values.
 struct Sources<'a> {
+    /// Every evaluated text, the blueprint file's first (`true`).
+    texts: Vec<(bool, &'a str)>,
     /// Field definitions by key: (in the main file?, line, column, offset, line text).
     definitions: BTreeMap<String, Vec<Definition<'a>>>,
 }
@@ -715,9 +720,10 @@ struct Definition<'a> {
 impl<'a> Sources<'a> {
     fn new(main: &'a str, imports: &'a BTreeMap<String, String>) -> Self {
         let mut definitions: BTreeMap<String, Vec<Definition<'a>>> = BTreeMap::new();
-        let files =
-            std::iter::once((true, main)).chain(imports.values().map(|t| (false, t.as_str())));
-        for (is_main, text) in files {
+        let texts: Vec<(bool, &str)> = std::iter::once((true, main))
+            .chain(imports.values().map(|t| (false, t.as_str())))
+            .collect();
+        for &(is_main, text) in &texts {
             let mut offset = 0;
             for (index, line) in text.split_inclusive('\n').enumerate() {
                 for (key, byte) in field_definitions(line) {
@@ -732,7 +738,7 @@ impl<'a> Sources<'a> {
                 offset += line.len();
             }
         }
-        Self { definitions }
+        Self { texts, definitions }
     }
 
     /// The node of `raw`, produced under `key` (`None`: a list item or a document), whose
@@ -822,6 +828,9 @@ fn literals(raw: &Raw) -> Vec<String> {
 /// named argument of the same name). With several, a scalar keeps those whose line holds its
 /// literal value. Anything else is not placed: a wrong line would mislead more than none.
 fn locate(sources: &Sources<'_>, key: &str, raw: &Raw) -> Option<Span> {
+    if let Some(span) = unique_string(sources, raw) {
+        return Some(span);
+    }
     let definitions = sources.definitions.get(key)?;
     let literals = literals(raw);
     let candidates: Vec<&Definition<'_>> = if definitions.len() == 1 {
@@ -831,7 +840,7 @@ fn locate(sources: &Sources<'_>, key: &str, raw: &Raw) -> Option<Span> {
     } else {
         definitions
             .iter()
-            .filter(|d| literals.iter().any(|l| d.text.contains(l.as_str())))
+            .filter(|d| literals.iter().any(|l| find_token(d.text, l, 0).is_some()))
             .collect()
     };
     let [only] = candidates.as_slice() else {
@@ -851,6 +860,48 @@ fn locate(sources: &Sources<'_>, key: &str, raw: &Raw) -> Option<Span> {
         line: only.line,
         column: u32::try_from(only.text[..byte].chars().count() + 1).unwrap_or(0),
         offset: only.line_offset + byte,
+        len: 0,
+    })
+}
+
+/// `literal` in `text` from byte `from` on, standing alone (not inside a longer word or
+/// number).
+fn find_token(text: &str, literal: &str, from: usize) -> Option<usize> {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    text.get(from..)?
+        .match_indices(literal)
+        .map(|(i, _)| i + from)
+        .find(|&i| {
+            word(text[..i].chars().next_back()).not()
+                && word(text[i + literal.len()..].chars().next()).not()
+        })
+}
+
+/// A string value whose quoted literal is written exactly once in all evaluated files, in the
+/// blueprint file: it was written there (a call's argument, a table of the fleet).
+fn unique_string(sources: &Sources<'_>, raw: &Raw) -> Option<Span> {
+    let Raw::String(s) = raw else {
+        return None;
+    };
+    if s.chars().count() < 2 {
+        return None;
+    }
+    let mut found = None;
+    let mut count = 0;
+    for literal in literals(raw) {
+        for (main, text) in &sources.texts {
+            for (offset, _) in text.match_indices(literal.as_str()) {
+                count += 1;
+                found = main.then_some((*text, offset));
+            }
+        }
+    }
+    let (text, offset) = found.filter(|_| count == 1)?;
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    Some(Span {
+        line: u32::try_from(text[..offset].matches('\n').count() + 1).unwrap_or(0),
+        column: u32::try_from(text[line_start..offset].chars().count() + 1).unwrap_or(0),
+        offset,
         len: 0,
     })
 }
