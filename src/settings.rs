@@ -552,6 +552,17 @@ mod tests {
     }
 
     #[test]
+    fn jsonnet_variables_are_read_by_name() {
+        let read = settings(
+            "sync: {engine: none}\njsonnet:\n  extVars: {env: prod}\n  tlaCode: {replicas: '2'}\n",
+        )
+        .unwrap();
+        assert_eq!(read.jsonnet.ext_vars["env"], "prod");
+        assert_eq!(read.jsonnet.tla_code["replicas"], "2");
+        assert!(read.jsonnet.ext_code.is_empty() && read.jsonnet.tla_vars.is_empty());
+    }
+
+    #[test]
     fn unknown_fields_and_bad_values_are_findings_at_their_line() {
         let errors =
             settings("git:\n  repo: https://example.com/p.git\n  brnach: main\n").unwrap_err();
@@ -578,6 +589,20 @@ mod tests {
             .map(|d| d.field.clone().unwrap_or_default())
             .collect();
         assert_eq!(fields, ["git.dir", "git.auth", "fleet.project"]);
+
+        let errors = settings(
+            "sync: {engine: none}\njsonnet:\n  extVars: {env: prod, 2bad: x}\n  extCode: {env: '1'}\n",
+        )
+        .unwrap_err();
+        let messages: Vec<_> = errors.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "`2bad` is not a Jsonnet identifier",
+                "`env` is defined in both `extVars` and `extCode`"
+            ]
+        );
+        assert_eq!(errors[0].line, 3);
 
         let errors = settings("fleet: {project: my-project}\n").unwrap_err();
         assert!(errors[0].message.contains("needs `git.repo`"), "{errors:?}");
