@@ -133,7 +133,6 @@ pub fn evaluate(
     let job = Job {
         root: root.clone(),
         main,
-        display: display.to_string(),
         inputs: inputs.clone(),
         limit,
     };
@@ -320,7 +319,6 @@ impl Failure {
 struct Job {
     root: PathBuf,
     main: PathBuf,
-    display: String,
     inputs: Inputs,
     limit: u64,
 }
@@ -448,7 +446,10 @@ impl Job {
                 Ok(relative) => crate::repo::display_path(Path::new(""), relative),
                 Err(_) => p.display().to_string(),
             },
-            None if path.to_string().is_empty() => self.display.clone(),
+            // `extCode` / `tlaCode`, evaluated from memory.
+            None if path.downcast_ref::<jrsonnet_ir::SourceFifo>().is_some() => {
+                "<code from aiml.yaml>".to_string()
+            }
             None => format!("<{path}>"),
         }
     }
