@@ -1,7 +1,8 @@
 //! `aiml.yaml`: the repository's settings, which drive the GitOps wiring ([`crate::sync`]).
 //!
 //! The file is optional; without it nothing is wired (there is no git URL to point a sync at)
-//! and every render is what it was before. With it, only `git.repo` is required:
+//! and every render is what it was before. With it, only `git.repo` is required (a file that
+//! only holds `jsonnet:` wires nothing either):
 //!
 //! ```yaml
 //! git:
@@ -379,7 +380,11 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
             gcp_service_account_email: git.gcp_service_account_email,
         }
     });
-    if git.is_none() && spec.sync.engine != Engine::None {
+    // A file that only feeds Jsonnet (`jsonnet:`) wires nothing, like an empty one.
+    let about_wiring = ["sync", "fleet", "argocd"]
+        .iter()
+        .any(|key| document.get(key).is_some());
+    if git.is_none() && spec.sync.engine != Engine::None && about_wiring {
         found.push(
             error(
                 document.span,
@@ -558,6 +563,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(read.jsonnet.ext_vars["env"], "prod");
+        let only = settings("jsonnet:\n  extVars: {env: prod}\n").unwrap();
+        assert!(only.wiring().is_none());
         assert_eq!(read.jsonnet.tla_code["replicas"], "2");
         assert!(read.jsonnet.ext_code.is_empty() && read.jsonnet.tla_vars.is_empty());
     }

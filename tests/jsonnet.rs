@@ -336,7 +336,7 @@ function(team) [
   },
 ]
 ";
-    let settings = "sync: {engine: none}\njsonnet:\n  extVars: {env: prod}\n  extCode:\n    projects: \"{ prod: 'acme-prod' }\"\n  tlaVars: {team: search}\n";
+    let settings = "jsonnet:\n  extVars: {env: prod}\n  extCode:\n    projects: \"{ prod: 'acme-prod' }\"\n  tlaVars: {team: search}\n";
     let repo = repo_with(&[("blueprints/fleet.jsonnet", fleet), ("aiml.yaml", settings)]);
     let run = repo.aiml_with_env(&["render"], &[("env", std::ffi::OsStr::new("staging"))]);
     assert_eq!(run.code, 0, "{}", run.transcript());
