@@ -270,7 +270,13 @@ impl Failure {
         let located = self.frames.iter().find(|(file, line, ..)| {
             *line > 0 && !file.starts_with('<') && Path::new(file).is_relative()
         });
-        let mut message = format!("jsonnet: {}", self.message.trim_end());
+        // The resolver's refusals are ours, not the program's runtime errors.
+        let text = self.message.trim_end();
+        let text = text
+            .strip_prefix("runtime error: ")
+            .filter(|rest| rest.starts_with("import of "))
+            .unwrap_or(text);
+        let mut message = format!("jsonnet: {text}");
         // The stack, innermost first; a frame repeated (recursion) is shown once with a count.
         let mut shown = 0;
         let mut frames = self.frames.iter().peekable();
@@ -300,6 +306,13 @@ impl Failure {
             }
             message.push_str(&text);
         }
+        // Which part of the output was being produced: a line of the stack when the failure
+        // has a place of its own, else the place itself.
+        let mut field = self.field;
+        if let (Some(_), Some(output)) = (located, &field) {
+            message.push_str(&format!("\n  producing `{output}` of the output"));
+            field = None;
+        }
         let mut d = Diagnostic::error(JSONNET_EVALUATION, message);
         match located {
             Some((file, line, column, _)) => {
@@ -309,7 +322,7 @@ impl Failure {
             }
             None => d.file = display.to_string(),
         }
-        d.field = self.field;
+        d.field = field;
         d.fix = self.fix;
         d
     }

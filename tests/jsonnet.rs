@@ -119,6 +119,7 @@ fn a_runtime_error_names_the_jsonnet_file_line_and_stack() {
     );
     assert!(run.stderr.contains("jsonnet-evaluation"), "{}", run.stderr);
     assert!(!repo.path().join("rendered").exists());
+    insta::assert_snapshot!("runtime_error", run.stderr);
 
     let syntax = repo_with(&[("blueprints/bad.jsonnet", "{\n  a: 1,\n  b: ,\n}\n")]);
     let run = syntax.aiml(&["render"]);
@@ -245,6 +246,9 @@ fn imports_outside_the_repository_are_refused() {
         );
         assert!(!run.stderr.contains("leaked"), "{}", run.stderr);
         assert!(!repo.path().join("rendered").exists());
+        if import.starts_with("../../") {
+            insta::assert_snapshot!("refused_import", run.stderr);
+        }
     }
 
     // `..` that comes back inside, and a link to a file inside, are fine.
