@@ -19,7 +19,7 @@
 //!   file is reported and the thread is abandoned (the command then stops with exit 2).
 //!
 //! Values carry no source positions out of the evaluator, so each produced field is placed by
-//! a conservative search of the evaluated files ([`locate`]): a field points at the Jsonnet
+//! a conservative search of the evaluated files (`locate`): a field points at the Jsonnet
 //! line that defines it only when exactly one definition can have produced it; otherwise it
 //! points at the file as a whole (line 0) and findings name the field path.
 
