@@ -1,7 +1,9 @@
 //! The render cache: a blueprint whose output on disk is what a render would write again is
 //! neither compiled, built nor validated.
 //!
-//! A blueprint's render is a pure function of its blueprint file, of what planning read of the
+//! A blueprint's render is a pure function of its blueprint file (for a Jsonnet blueprint, the
+//! file and every file its evaluation read: [`crate::repo::JsonnetFile::key_text`], which
+//! [`Inputs::text`] receives), of what planning read of the
 //! other blueprints (their exports, [`crate::plan::Lookups`]), of the repository settings, of
 //! the checks asked for, and of this binary (its build fingerprint covers templates, catalog,
 //! schemas and rules). After a render commits, the cache records per blueprint
@@ -92,7 +94,7 @@ pub struct Inputs<'a> {
     pub name: &'a str,
     /// Repository-relative path of its file.
     pub file: &'a str,
-    /// The whole file's text.
+    /// The whole file's text (for Jsonnet, followed by every input of its evaluation).
     pub text: &'a str,
 }
 

@@ -356,11 +356,15 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, colo
                 );
             }
             None => {
-                let location = if d.line > 0 {
+                let mut location = if d.line > 0 {
                     format!("{}:{}", d.file, d.line)
                 } else {
                     d.file.clone()
                 };
+                // Without a line to label, the field path says where.
+                if let Some(field) = d.field.as_deref().filter(|f| !f.is_empty()) {
+                    location.push_str(&format!(", at `{field}`"));
+                }
                 notes.insert(0, format!("in {location}"));
             }
         }

@@ -1,8 +1,9 @@
 //! A GitOps repository managed by `kubectl aiml`: finding and loading its blueprints.
 //!
-//! Blueprint files are `blueprints/**/*.yaml|yml`, read in sorted path order so that every run
-//! sees them the same way. Each file is read and parsed once; documents that fail to parse,
-//! break the blueprint envelope or reuse a name become diagnostics.
+//! Blueprint files are `blueprints/**/*.yaml|yml`, and `*.jsonnet` evaluated by
+//! [`crate::jsonnet`] into the same documents, read in sorted path order so that every run sees
+//! them the same way. Each file is read and parsed once; documents that fail to parse, break
+//! the blueprint envelope or reuse a name become diagnostics.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,20 @@ pub struct Loaded {
     pub settings: crate::settings::Settings,
     /// `aiml.yaml`, when the repository has one (for diagnostic snippets).
     pub settings_file: Option<SourceFile>,
+    /// What Jsonnet blueprint files produced, by path.
+    pub jsonnet: BTreeMap<String, JsonnetFile>,
+}
+
+/// A Jsonnet blueprint file's evaluation, besides its documents.
+#[derive(Debug, Default)]
+pub struct JsonnetFile {
+    /// Where each document sits in the output (`[2]`, an object key, or `""`).
+    pub labels: Vec<String>,
+    /// The files it imported (path → text), for snippets.
+    pub imports: BTreeMap<String, String>,
+    /// The file's text followed by every input of its evaluation (imports, settings): what the
+    /// render cache keys its blueprints by. Spans index into its start, the file's text.
+    pub key_text: String,
 }
 
 impl Loaded {
@@ -49,9 +64,10 @@ impl Loaded {
     pub fn blueprints<'a>(&'a self, registry: &'a Registry) -> Vec<Blueprint<'a>> {
         let mut blueprints = Vec::new();
         for file in &self.files {
+            let source = self.source(file);
             for node in &file.documents {
-                if let Ok(blueprint) = Blueprint::from_node(&file.path, node, registry)
-                    .map(|b| b.with_source(&file.text))
+                if let Ok(blueprint) =
+                    Blueprint::from_node(&file.path, node, registry).map(|b| b.with_source(source))
                 {
                     blueprints.push(blueprint);
                 }
@@ -67,14 +83,24 @@ impl Loaded {
         let mut found = Vec::new();
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
         for file in &self.files {
-            for node in &file.documents {
+            let labels = self.jsonnet.get(&file.path).map(|j| j.labels.as_slice());
+            for (index, node) in file.documents.iter().enumerate() {
+                let label = labels
+                    .and_then(|labels| labels.get(index))
+                    .filter(|l| !l.is_empty());
+                let mut document = Vec::new();
                 match Blueprint::from_node(&file.path, node, registry)
-                    .map(|b| b.with_source(&file.text))
+                    .map(|b| b.with_source(self.source(file)))
                 {
                     Ok(blueprint) => {
-                        let location = format!("{}:{}", file.path, node.span.line);
+                        let name_line = node.at(&["metadata", "name"]).map_or(0, |n| n.span.line);
+                        let location = match (label, name_line) {
+                            (None, _) => format!("{}:{}", file.path, node.span.line),
+                            (Some(label), 0) => format!("{} (`{label}`)", file.path),
+                            (Some(label), line) => format!("{}:{line} (`{label}`)", file.path),
+                        };
                         if let Some(first) = seen.insert(blueprint.name.to_string(), location) {
-                            found.push(
+                            document.push(
                                 blueprint
                                     .error_at(
                                         "blueprint-name-duplicate",
@@ -90,11 +116,31 @@ impl Loaded {
                             );
                         }
                     }
-                    Err(diagnostic) => found.push(diagnostic),
+                    Err(diagnostic) => document.push(diagnostic),
                 }
+                // Not placed in Jsonnet output: say which document.
+                if let Some(label) = label {
+                    for diagnostic in document.iter_mut().filter(|d| d.line == 0) {
+                        let field = diagnostic.field.take().unwrap_or_default();
+                        diagnostic.field = Some(match (field.is_empty(), label.starts_with('[')) {
+                            (true, _) => label.clone(),
+                            (false, true) => format!("{label}.{field}"),
+                            (false, false) => format!("{label:?}.{field}"),
+                        });
+                    }
+                }
+                found.extend(document);
             }
         }
         self.diagnostics.extend(found);
+    }
+
+    /// The text blueprints of `file` are keyed by: the file's text, and for Jsonnet every
+    /// input of its evaluation.
+    fn source<'a>(&'a self, file: &'a SourceFile) -> &'a str {
+        self.jsonnet
+            .get(&file.path)
+            .map_or(file.text.as_str(), |j| j.key_text.as_str())
     }
 
     /// The text of a loaded file, for diagnostic snippets.
@@ -105,6 +151,11 @@ impl Loaded {
             .chain(&self.settings_file)
             .find(|f| f.path == path)
             .map(|f| f.text.clone())
+            .or_else(|| {
+                self.jsonnet
+                    .values()
+                    .find_map(|j| j.imports.get(path).cloned())
+            })
     }
 }
 
@@ -146,6 +197,9 @@ pub enum ReadError {
         /// The repository root.
         root: String,
     },
+    /// An `AIML_*` limit variable does not parse.
+    #[error(transparent)]
+    Limit(#[from] crate::limits::LimitError),
     /// A folder walk failed (a loop of symbolic links, permissions, …).
     #[error("could not read the folder `{path}`: {source}")]
     Walk {
@@ -282,6 +336,30 @@ pub fn input_files(dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
     Ok(files)
 }
 
+/// Recursively lists blueprint files under `dir`: YAML ([`input_files`]) and `*.jsonnet`.
+/// `*.libsonnet` files are libraries, imported and never blueprints themselves.
+pub fn blueprint_files(dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
+    let mut files = input_files(dir)?;
+    for entry in walkdir::WalkDir::new(dir).follow_links(true) {
+        let entry = entry.map_err(|source| ReadError::Walk {
+            path: display_path(Path::new(""), dir),
+            source,
+        })?;
+        if is_jsonnet(entry.path()) && !entry.file_type().is_dir() {
+            files.push(entry.into_path());
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Whether `path` is a Jsonnet blueprint file.
+#[must_use]
+pub fn is_jsonnet(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e == crate::jsonnet::EXTENSION)
+}
+
 /// Reads (see [`read_text`]) and parses one file; each malformed document becomes a
 /// `yaml-syntax` diagnostic, and the other documents are still read.
 pub fn read_source(
@@ -324,15 +402,70 @@ pub fn load(root: &Path, registry: &Registry, limit: u64) -> Result<Loaded, Read
             root: root.display().to_string(),
         });
     }
-    for path in input_files(&dir)? {
-        let (file, diagnostics) = read_source(&path, display_path(root, &path), limit)?;
-        loaded.diagnostics.extend(diagnostics);
-        loaded.files.push(file);
-    }
-    loaded.check_envelopes(registry);
+    // Settings first: Jsonnet blueprints read their variables from them.
     let settings = crate::settings::load(root, limit)?;
     loaded.settings = settings.settings;
     loaded.settings_file = settings.file;
     loaded.diagnostics.extend(settings.diagnostics);
+    let mut timeout = None;
+    for path in blueprint_files(&dir)? {
+        let display = display_path(root, &path);
+        if is_jsonnet(&path) {
+            let timeout = match timeout {
+                Some(timeout) => timeout,
+                None => *timeout.insert(crate::jsonnet::timeout()?),
+            };
+            let text = read_text(&path, &display, limit)?;
+            let inputs = &loaded.settings.jsonnet;
+            let mut documents = Vec::new();
+            match crate::jsonnet::evaluate(root, &path, &display, &text, inputs, limit, timeout) {
+                Ok(evaluated) => {
+                    let mut key_text = text.clone();
+                    // After the text, so that spans still index into it.
+                    key_text.push_str("\n\0jsonnet inputs\0");
+                    key_text.push_str(&format!("{inputs:?}"));
+                    for (import, content) in &evaluated.imports {
+                        key_text.push_str(&format!("\0{import}\0{}\0{content}", content.len()));
+                    }
+                    documents = evaluated.documents;
+                    loaded.jsonnet.insert(
+                        display.clone(),
+                        JsonnetFile {
+                            labels: evaluated.labels,
+                            imports: evaluated.imports,
+                            key_text,
+                        },
+                    );
+                }
+                Err(diagnostic) => {
+                    // A location in a library: keep its text for the snippet.
+                    if diagnostic.file != display
+                        && let Ok(library) =
+                            read_text(&root.join(&diagnostic.file), &diagnostic.file, limit)
+                    {
+                        let imports = BTreeMap::from([(diagnostic.file.clone(), library)]);
+                        loaded.jsonnet.insert(
+                            display.clone(),
+                            JsonnetFile {
+                                imports,
+                                ..JsonnetFile::default()
+                            },
+                        );
+                    }
+                    loaded.diagnostics.push(diagnostic);
+                }
+            }
+            loaded.files.push(SourceFile {
+                path: display,
+                text,
+                documents,
+            });
+            continue;
+        }
+        let (file, diagnostics) = read_source(&path, display, limit)?;
+        loaded.diagnostics.extend(diagnostics);
+        loaded.files.push(file);
+    }
+    loaded.check_envelopes(registry);
     Ok(loaded)
 }

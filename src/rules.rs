@@ -72,6 +72,7 @@ pub fn all() -> Vec<(Stage, Rule)> {
         .chain(kind_rules.into_iter().map(|r| (Stage::Blueprint, r)))
         .chain(crate::blueprint::RULES.iter().map(|r| (Stage::Input, *r)))
         .chain(crate::settings::RULES.iter().map(|r| (Stage::Input, *r)))
+        .chain(crate::jsonnet::RULES.iter().map(|r| (Stage::Input, *r)))
         .chain(crate::sync::RULES.iter().map(|r| (Stage::Sync, *r)));
     for (stage, rule) in stages {
         if !rules.iter().any(|(_, known)| known.id == rule.id) {
@@ -227,6 +228,7 @@ mod tests {
         for stage in [
             crate::blueprint::RULES,
             crate::settings::RULES,
+            crate::jsonnet::RULES,
             crate::sync::RULES,
             crate::plan::RULES,
             crate::schema::RULES,

@@ -1,7 +1,8 @@
 //! `aiml.yaml`: the repository's settings, which drive the GitOps wiring ([`crate::sync`]).
 //!
 //! The file is optional; without it nothing is wired (there is no git URL to point a sync at)
-//! and every render is what it was before. With it, only `git.repo` is required:
+//! and every render is what it was before. With it, only `git.repo` is required (a file that
+//! only holds `jsonnet:` wires nothing either):
 //!
 //! ```yaml
 //! git:
@@ -18,6 +19,11 @@
 //!   namespace: argocd
 //!   project: default
 //!   configConnectorCluster: in-cluster             # Argo CD's name for the Config Connector host
+//! jsonnet:                                         # what Jsonnet blueprints receive (crate::jsonnet)
+//!   extVars: {env: prod}                           # std.extVar('env') == 'prod'
+//!   extCode: {regions: "['us-east5', 'europe-west4']"}  # std.extVar('regions'), a Jsonnet value
+//!   tlaVars: {team: ml}                            # top-level arguments, when a file is a function
+//!   tlaCode: {replicas: '2'}
 //! ```
 //!
 //! It is read as strictly as blueprints ([`crate::blueprint::de`]): unknown fields and wrong
@@ -59,6 +65,8 @@ pub struct Settings {
     pub fleet: Fleet,
     /// Where Argo CD keeps Applications.
     pub argocd: ArgoCd,
+    /// External variables and top-level arguments of Jsonnet blueprints.
+    pub jsonnet: crate::jsonnet::Inputs,
 }
 
 impl Settings {
@@ -195,6 +203,21 @@ struct Spec {
     fleet: FleetSpec,
     #[serde(default)]
     argocd: ArgoCdSpec,
+    #[serde(default)]
+    jsonnet: JsonnetSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct JsonnetSpec {
+    #[serde(default)]
+    ext_vars: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    ext_code: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    tla_vars: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    tla_code: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -357,7 +380,11 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
             gcp_service_account_email: git.gcp_service_account_email,
         }
     });
-    if git.is_none() && spec.sync.engine != Engine::None {
+    // A file that only feeds Jsonnet (`jsonnet:`) wires nothing, like an empty one.
+    let about_wiring = ["sync", "fleet", "argocd"]
+        .iter()
+        .any(|key| document.get(key).is_some());
+    if git.is_none() && spec.sync.engine != Engine::None && about_wiring {
         found.push(
             error(
                 document.span,
@@ -415,6 +442,57 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
             "`argocd.configConnectorCluster` is not an Argo CD cluster name",
         ));
     }
+    for (field, names) in [
+        ("extVars", &spec.jsonnet.ext_vars),
+        ("extCode", &spec.jsonnet.ext_code),
+        ("tlaVars", &spec.jsonnet.tla_vars),
+        ("tlaCode", &spec.jsonnet.tla_code),
+    ] {
+        for name in names.keys() {
+            let is_identifier = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !is_identifier {
+                found.push(
+                    error(
+                        at(&["jsonnet", field]),
+                        &format!("jsonnet.{field}"),
+                        format!("`{name}` is not a Jsonnet identifier"),
+                    )
+                    .expected("letters, digits and `_`, not starting with a digit"),
+                );
+            }
+        }
+    }
+    let both = |a: &std::collections::BTreeMap<String, String>,
+                b: &std::collections::BTreeMap<String, String>| {
+        a.keys().find(|k| b.contains_key(*k)).cloned()
+    };
+    for (first, second, which) in [
+        (
+            &spec.jsonnet.ext_vars,
+            &spec.jsonnet.ext_code,
+            "extVars` and `extCode",
+        ),
+        (
+            &spec.jsonnet.tla_vars,
+            &spec.jsonnet.tla_code,
+            "tlaVars` and `tlaCode",
+        ),
+    ] {
+        if let Some(name) = both(first, second) {
+            found.push(
+                error(
+                    at(&["jsonnet"]),
+                    "jsonnet",
+                    format!("`{name}` is defined in both `{which}`"),
+                )
+                .fix("keep one of them"),
+            );
+        }
+    }
     if !found.is_empty() {
         return Err(found);
     }
@@ -433,6 +511,12 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
                 .argocd
                 .config_connector_cluster
                 .unwrap_or(defaults.config_connector_cluster),
+        },
+        jsonnet: crate::jsonnet::Inputs {
+            ext_vars: spec.jsonnet.ext_vars,
+            ext_code: spec.jsonnet.ext_code,
+            tla_vars: spec.jsonnet.tla_vars,
+            tla_code: spec.jsonnet.tla_code,
         },
     })
 }
@@ -473,6 +557,19 @@ mod tests {
     }
 
     #[test]
+    fn jsonnet_variables_are_read_by_name() {
+        let read = settings(
+            "sync: {engine: none}\njsonnet:\n  extVars: {env: prod}\n  tlaCode: {replicas: '2'}\n",
+        )
+        .unwrap();
+        assert_eq!(read.jsonnet.ext_vars["env"], "prod");
+        let only = settings("jsonnet:\n  extVars: {env: prod}\n").unwrap();
+        assert!(only.wiring().is_none());
+        assert_eq!(read.jsonnet.tla_code["replicas"], "2");
+        assert!(read.jsonnet.ext_code.is_empty() && read.jsonnet.tla_vars.is_empty());
+    }
+
+    #[test]
     fn unknown_fields_and_bad_values_are_findings_at_their_line() {
         let errors =
             settings("git:\n  repo: https://example.com/p.git\n  brnach: main\n").unwrap_err();
@@ -499,6 +596,20 @@ mod tests {
             .map(|d| d.field.clone().unwrap_or_default())
             .collect();
         assert_eq!(fields, ["git.dir", "git.auth", "fleet.project"]);
+
+        let errors = settings(
+            "sync: {engine: none}\njsonnet:\n  extVars: {env: prod, 2bad: x}\n  extCode: {env: '1'}\n",
+        )
+        .unwrap_err();
+        let messages: Vec<_> = errors.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "`2bad` is not a Jsonnet identifier",
+                "`env` is defined in both `extVars` and `extCode`"
+            ]
+        );
+        assert_eq!(errors[0].line, 3);
 
         let errors = settings("fleet: {project: my-project}\n").unwrap_err();
         assert!(errors[0].message.contains("needs `git.repo`"), "{errors:?}");

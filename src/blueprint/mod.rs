@@ -64,6 +64,7 @@ pub const INPUT_RULES: &[&str] = &[
     "blueprint-name-duplicate",
     "blueprint-object-collision",
     crate::settings::SETTINGS_SCHEMA,
+    crate::jsonnet::JSONNET_EVALUATION,
 ];
 
 /// Whether `diagnostic` is about malformed input rather than a finding.

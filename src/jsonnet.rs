@@ -1,0 +1,1007 @@
+//! Jsonnet blueprints: `blueprints/**/*.jsonnet` evaluated into the same [`Node`] trees a YAML
+//! blueprint parses into, so that every later stage is unchanged.
+//!
+//! A file evaluates to one blueprint, a list of them, or an object whose values are
+//! blueprints. Evaluation uses the pure-Rust `jrsonnet` evaluator with its standard library,
+//! and is bounded and sealed:
+//!
+//! - **Imports** (`import`, `importstr`, `importbin`) resolve relative to the importing file
+//!   and must stay inside the repository: absolute paths, `..` past the root and symbolic
+//!   links that lead out are refused, naming the importing file and line. Every file read is
+//!   bounded by the input file size limit and recorded, so that the render cache covers it.
+//! - **Inputs** are the repository's own: external variables and top-level arguments come from
+//!   `aiml.yaml` (`jsonnet:`), `std.native` has no functions, `std.thisFile` is
+//!   repository-relative, and `std.trace` prints nothing. Nothing of the process environment
+//!   reaches the evaluation, so output stays a pure function of the repository.
+//! - **Resources**: a stack of at most [`MAX_STACK`] Jsonnet frames, output of at most the
+//!   input file size limit, and a wall-clock limit ([`TIMEOUT_VAR`], default 60 s). The
+//!   evaluator cannot be interrupted, so it runs on its own thread; when the time is up the
+//!   file is reported and the thread is abandoned (the command then stops with exit 2).
+//!
+//! Values carry no source positions out of the evaluator, so each produced field is placed by
+//! a conservative search of the evaluated files (`locate`): a field points at the Jsonnet
+//! line that defines it only when exactly one definition can have produced it; otherwise it
+//! points at the file as a whole (line 0) and findings name the field path.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ops::Not as _;
+use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+use jrsonnet_evaluator::error::ErrorKind;
+use jrsonnet_evaluator::function::CallLocation;
+use jrsonnet_evaluator::trace::PathResolver;
+use jrsonnet_evaluator::{AsPathLike, IStr, ImportResolver, ResolvePath, SourcePath, State, Val};
+use jrsonnet_gcmodule::Acyclic;
+use jrsonnet_stdlib::TracePrinter;
+
+use crate::diagnostic::Diagnostic;
+use crate::yaml::{Key, Node, Span, Value};
+
+/// Rule id of a Jsonnet file that does not evaluate to blueprints.
+pub const JSONNET_EVALUATION: &str = "jsonnet-evaluation";
+
+/// Rules of this module.
+pub const RULES: &[crate::rules::Rule] = &[crate::rules::Rule {
+    id: JSONNET_EVALUATION,
+    summary: "a Jsonnet blueprint file evaluates, inside the repository and its limits, to blueprints",
+}];
+
+/// Extension of Jsonnet blueprint files.
+pub const EXTENSION: &str = "jsonnet";
+
+/// Deepest Jsonnet call stack (the reference implementation's default `--max-stack`).
+pub const MAX_STACK: usize = 500;
+
+/// Longest evaluation of one file: `AIML_JSONNET_TIMEOUT`, seconds. Default 60.
+pub const TIMEOUT_VAR: &str = "AIML_JSONNET_TIMEOUT";
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Native stack of the evaluation thread. The evaluator grows its stack on the heap when deep
+/// (`stacker`); [`MAX_STACK`] is what bounds recursion.
+const THREAD_STACK: usize = 64 * 1024 * 1024;
+
+/// What Jsonnet files receive from `aiml.yaml` (`jsonnet:`), by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Inputs {
+    /// `std.extVar(name)` as a string.
+    pub ext_vars: BTreeMap<String, String>,
+    /// `std.extVar(name)` as the value of a Jsonnet expression.
+    pub ext_code: BTreeMap<String, String>,
+    /// Top-level arguments as strings (when the file is a function).
+    pub tla_vars: BTreeMap<String, String>,
+    /// Top-level arguments as Jsonnet expressions.
+    pub tla_code: BTreeMap<String, String>,
+}
+
+/// A file evaluated into blueprint documents.
+#[derive(Debug)]
+pub struct Evaluated {
+    /// The documents, in output order (list order, or object keys sorted).
+    pub documents: Vec<Node>,
+    /// For each document, where it sits in the output: `""` (the whole output), `[2]` or the
+    /// object key.
+    pub labels: Vec<String>,
+    /// Every other file the evaluation read (repository-relative path → text), for the
+    /// render cache.
+    pub imports: BTreeMap<String, String>,
+}
+
+/// The evaluation time limit of this run ([`TIMEOUT_VAR`]).
+pub fn timeout() -> Result<Duration, crate::limits::LimitError> {
+    match std::env::var(TIMEOUT_VAR) {
+        Ok(value) if !value.trim().is_empty() => {
+            let seconds: Option<f64> = value.trim().parse().ok();
+            seconds
+                .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+                .map(Duration::from_secs_f64)
+                .ok_or(crate::limits::LimitError {
+                    variable: TIMEOUT_VAR,
+                    value,
+                    expected: "a number of seconds such as `60` or `0.5`",
+                })
+        }
+        _ => Ok(DEFAULT_TIMEOUT),
+    }
+}
+
+/// Evaluates the Jsonnet file `path` (shown as `display`, whose text is `text`) of the
+/// repository at `root`. Every failure is one `jsonnet-evaluation` diagnostic.
+pub fn evaluate(
+    root: &Path,
+    path: &Path,
+    display: &str,
+    text: &str,
+    inputs: &Inputs,
+    limit: u64,
+    timeout: Duration,
+) -> Result<Evaluated, Diagnostic> {
+    let error = |message: String| {
+        let mut d = Diagnostic::error(JSONNET_EVALUATION, message);
+        d.file = display.to_string();
+        d
+    };
+    let root = root
+        .canonicalize()
+        .map_err(|e| error(format!("cannot resolve the repository root: {e}")))?;
+    let main = path
+        .canonicalize()
+        .map_err(|e| error(format!("cannot resolve `{display}`: {e}")))?;
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let job = Job {
+        root: root.clone(),
+        main,
+        inputs: inputs.clone(),
+        limit,
+    };
+    std::thread::Builder::new()
+        .name(format!("jsonnet {display}"))
+        .stack_size(THREAD_STACK)
+        .spawn(move || {
+            // The receiver may be gone after a time-out: nothing is waiting any more.
+            let _ = sender.send(job.run());
+        })
+        .map_err(|e| error(format!("cannot start the Jsonnet evaluation: {e}")))?;
+    let outcome = match receiver.recv_timeout(timeout) {
+        Ok(outcome) => outcome,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            return Err(error(format!(
+                "jsonnet evaluation took longer than {} s",
+                timeout.as_secs_f64()
+            ))
+            .expected("an evaluation that ends")
+            .fix(format!(
+                "look for unbounded recursion or huge comprehensions, or raise `{TIMEOUT_VAR}`"
+            )));
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            return Err(error("the Jsonnet evaluation stopped unexpectedly".into()));
+        }
+    };
+    let (raw, files) = match outcome {
+        Ok(done) => done,
+        Err(failure) => return Err(failure.diagnostic(display)),
+    };
+    let mut imports: BTreeMap<String, String> = files;
+    imports.remove(display);
+    let sources = Sources::new(text, &imports);
+    let (documents, labels) = split(raw).map_err(|(message, field)| {
+        let mut d = error(message).fix(
+            "return a blueprint, a list of blueprints, or an object whose values are blueprints",
+        );
+        if !field.is_empty() {
+            d = d.field(field);
+        }
+        d
+    })?;
+    let documents = documents
+        .into_iter()
+        .map(|raw| sources.node(raw, None, Span::default()))
+        .collect();
+    Ok(Evaluated {
+        documents,
+        labels,
+        imports,
+    })
+}
+
+/// The value of an evaluated file, without positions: sent across threads.
+#[derive(Debug)]
+enum Raw {
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(String),
+    Array(Vec<Raw>),
+    Object(Vec<(String, Raw)>),
+}
+
+/// Splits an output into blueprint documents and their labels.
+fn split(raw: Raw) -> Result<(Vec<Raw>, Vec<String>), (String, String)> {
+    let is_blueprint = |entries: &[(String, Raw)]| {
+        entries
+            .iter()
+            .any(|(k, _)| k == "apiVersion" || k == "kind" || k == "spec")
+    };
+    match raw {
+        Raw::Object(entries) if is_blueprint(&entries) => {
+            Ok((vec![Raw::Object(entries)], vec![String::new()]))
+        }
+        Raw::Object(entries) => Ok(entries.into_iter().map(|(k, v)| (v, k)).unzip()),
+        Raw::Array(items) => Ok(items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (v, format!("[{i}]")))
+            .unzip()),
+        other => Err((
+            format!(
+                "a Jsonnet blueprint file must evaluate to a blueprint, not {}",
+                describe(&other)
+            ),
+            String::new(),
+        )),
+    }
+}
+
+fn describe(raw: &Raw) -> &'static str {
+    match raw {
+        Raw::Null => "null",
+        Raw::Bool(_) => "a boolean",
+        Raw::Number(_) => "a number",
+        Raw::String(_) => "a string",
+        Raw::Array(_) => "an array",
+        Raw::Object(_) => "an object",
+    }
+}
+
+/// A failed evaluation, as plain data.
+#[derive(Debug)]
+struct Failure {
+    message: String,
+    /// Innermost first: (file, line, column, description).
+    frames: Vec<(String, u32, u32, String)>,
+    /// Output path of a value that could not be converted.
+    field: Option<String>,
+    fix: Option<String>,
+}
+
+impl Failure {
+    fn plain(message: String, field: &str, fix: Option<&str>) -> Self {
+        Self {
+            message,
+            frames: Vec::new(),
+            field: (!field.is_empty()).then(|| field.to_string()),
+            fix: fix.map(str::to_string),
+        }
+    }
+
+    /// The same failure, for the output value at `field`.
+    fn at(mut self, field: &str) -> Self {
+        if self.field.is_none() && !field.is_empty() {
+            self.field = Some(field.to_string());
+        }
+        self
+    }
+
+    fn diagnostic(self, display: &str) -> Diagnostic {
+        // The first frame in a repository file is where the error arose; the rest is the stack.
+        let located = self.frames.iter().find(|(file, line, ..)| {
+            *line > 0 && !file.starts_with('<') && Path::new(file).is_relative()
+        });
+        // The resolver's refusals are ours, not the program's runtime errors.
+        let text = self.message.trim_end();
+        let text = text
+            .strip_prefix("runtime error: ")
+            .filter(|rest| rest.starts_with("import of "))
+            .unwrap_or(text);
+        let mut message = format!("jsonnet: {text}");
+        // The stack, innermost first; a frame repeated (recursion) is shown once with a count.
+        let mut shown = 0;
+        let mut frames = self.frames.iter().peekable();
+        while let Some(frame) = frames.next() {
+            let mut repeated = 1;
+            while frames.peek() == Some(&frame) {
+                frames.next();
+                repeated += 1;
+            }
+            if shown == 4 {
+                let rest = repeated + frames.count();
+                message.push_str(&format!("\n  … {rest} more frames"));
+                break;
+            }
+            shown += 1;
+            let (file, line, column, description) = frame;
+            let mut text = if *line > 0 {
+                format!("\n  at {file}:{line}:{column}")
+            } else {
+                "\n  in".to_string()
+            };
+            if !description.is_empty() {
+                text.push_str(&format!(" {description}"));
+            }
+            if repeated > 1 {
+                text.push_str(&format!(" (×{repeated})"));
+            }
+            message.push_str(&text);
+        }
+        // Which part of the output was being produced: a line of the stack when the failure
+        // has a place of its own, else the place itself.
+        let mut field = self.field;
+        if let (Some(_), Some(output)) = (located, &field) {
+            message.push_str(&format!("\n  producing `{output}` of the output"));
+            field = None;
+        }
+        let mut d = Diagnostic::error(JSONNET_EVALUATION, message);
+        match located {
+            Some((file, line, column, _)) => {
+                d.file.clone_from(file);
+                d.line = *line;
+                d.column = *column;
+            }
+            None => d.file = display.to_string(),
+        }
+        d.field = field;
+        d.fix = self.fix;
+        d
+    }
+}
+
+/// Everything the evaluation thread needs, owned.
+struct Job {
+    root: PathBuf,
+    main: PathBuf,
+    inputs: Inputs,
+    limit: u64,
+}
+
+type Outcome = Result<(Raw, BTreeMap<String, String>), Failure>;
+
+impl Job {
+    fn run(self) -> Outcome {
+        jrsonnet_evaluator::stack::set_stack_depth_limit(MAX_STACK);
+        let read = Rc::new(RefCell::new(BTreeMap::new()));
+        let resolver = Resolver {
+            root: self.root.clone(),
+            limit: self.limit,
+            read: read.clone(),
+        };
+        let context =
+            jrsonnet_stdlib::ContextInitializer::new(PathResolver::Relative(self.root.clone()));
+        context.settings_mut().trace_printer = Rc::new(Silent);
+        for (name, value) in &self.inputs.ext_vars {
+            context.add_ext_str(name.as_str().into(), value.as_str().into());
+        }
+        for (name, code) in &self.inputs.ext_code {
+            // Cannot fail: the code is parsed when used.
+            let _ = context.add_ext_code(name, code);
+        }
+        let mut builder = State::builder();
+        builder
+            .import_resolver(resolver)
+            .context_initializer(context);
+        let state = builder.build();
+        let _entered = state.enter();
+        let convert = |e: jrsonnet_evaluator::Error| self.failure(&e);
+        let value = state
+            .import_resolved(SourcePath::new(jrsonnet_ir::SourceFile::new(
+                self.main.clone(),
+            )))
+            .map_err(convert)?;
+        // The evaluator's interned strings hash by identity; the map is only read by name.
+        #[allow(clippy::mutable_key_type)]
+        let mut tla = std::collections::HashMap::new();
+        for (name, value) in &self.inputs.tla_vars {
+            tla.insert(
+                IStr::from(name.as_str()),
+                jrsonnet_evaluator::tla::TlaArg::String(value.as_str().into()),
+            );
+        }
+        for (name, code) in &self.inputs.tla_code {
+            tla.insert(
+                IStr::from(name.as_str()),
+                jrsonnet_evaluator::tla::TlaArg::InlineCode(code.clone()),
+            );
+        }
+        let value = jrsonnet_evaluator::apply_tla(&tla, value).map_err(convert)?;
+        let mut budget = self.limit;
+        let raw = self.raw(&value, "", &mut budget)?;
+        let files = read.borrow().clone();
+        Ok((raw, files))
+    }
+
+    fn failure(&self, error: &jrsonnet_evaluator::Error) -> Failure {
+        let mut frames = Vec::new();
+        if let ErrorKind::ImportSyntaxError { path, error } = error.error() {
+            let [start] = path.map_source_locations(&[error.location.1]);
+            frames.push((
+                self.show(path.source_path()),
+                u32::try_from(start.line).unwrap_or(0),
+                u32::try_from(start.column).unwrap_or(0),
+                "syntax".to_string(),
+            ));
+        }
+        if let ErrorKind::StaticAnalysisError(found) = error.error() {
+            for diagnostic in found {
+                if let Some(span) = &diagnostic.span {
+                    let [start] = span.0.map_source_locations(&[span.1]);
+                    frames.push((
+                        self.show(span.0.source_path()),
+                        u32::try_from(start.line).unwrap_or(0),
+                        u32::try_from(start.column).unwrap_or(0),
+                        diagnostic.message.clone(),
+                    ));
+                }
+            }
+        }
+        for element in &error.trace().0 {
+            match &element.location {
+                Some(span) => {
+                    let [start] = span.0.map_source_locations(&[span.1]);
+                    frames.push((
+                        self.show(span.0.source_path()),
+                        u32::try_from(start.line).unwrap_or(0),
+                        u32::try_from(start.column).unwrap_or(0),
+                        element.desc.clone(),
+                    ));
+                }
+                None => frames.push((String::new(), 0, 0, element.desc.clone())),
+            }
+        }
+        let fix = match error.error() {
+            ErrorKind::StackOverflow => Some(format!(
+                "look for recursion without an end: evaluation stops at {MAX_STACK} nested calls"
+            )),
+            ErrorKind::UndefinedExternalVariable(_) => {
+                Some("define it under `jsonnet.extVars` (or `extCode`) in `aiml.yaml`".to_string())
+            }
+            _ => None,
+        };
+        let message = match error.error() {
+            ErrorKind::StackOverflow => {
+                format!("stack overflow: more than {MAX_STACK} nested calls (runaway recursion?)")
+            }
+            other => other.to_string(),
+        };
+        Failure {
+            message,
+            frames,
+            field: None,
+            fix,
+        }
+    }
+
+    /// A source path as shown in messages: repository-relative.
+    fn show(&self, path: &SourcePath) -> String {
+        match path.path() {
+            Some(p) => match p.strip_prefix(&self.root) {
+                Ok(relative) => crate::repo::display_path(Path::new(""), relative),
+                Err(_) => p.display().to_string(),
+            },
+            // `extCode` / `tlaCode`, evaluated from memory.
+            None if path.downcast_ref::<jrsonnet_ir::SourceFifo>().is_some() => {
+                "<code from aiml.yaml>".to_string()
+            }
+            None => format!("<{path}>"),
+        }
+    }
+
+    /// Charges `bytes` of output to `budget`: an error once it is spent.
+    fn charge(&self, budget: &mut u64, bytes: usize, field: &str) -> Result<(), Failure> {
+        *budget = budget.saturating_sub(bytes as u64 + 2);
+        if *budget == 0 {
+            return Err(Failure::plain(
+                format!(
+                    "the output is larger than {} (set `{}` to raise the limit)",
+                    crate::limits::human_size(self.limit),
+                    crate::limits::MAX_FILE_SIZE_VAR
+                ),
+                field,
+                None,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Forces `value` into plain data, charging its printed size to `budget`.
+    fn raw(&self, value: &Val, field: &str, budget: &mut u64) -> Result<Raw, Failure> {
+        let at = |key: &str| {
+            if field.is_empty() {
+                key.to_string()
+            } else {
+                format!("{field}.{key}")
+            }
+        };
+        Ok(match value {
+            Val::Null => {
+                self.charge(budget, 4, field)?;
+                Raw::Null
+            }
+            Val::Bool(b) => {
+                self.charge(budget, 5, field)?;
+                Raw::Bool(*b)
+            }
+            Val::Num(n) => {
+                self.charge(budget, 8, field)?;
+                Raw::Number(n.get())
+            }
+            Val::Str(s) => {
+                let s = s.to_string();
+                self.charge(budget, s.len(), field)?;
+                Raw::String(s)
+            }
+            Val::Arr(items) => {
+                self.charge(budget, 0, field)?;
+                let mut out = Vec::with_capacity(items.len() as usize);
+                for (i, item) in items.iter().enumerate() {
+                    let path = format!("{field}[{i}]");
+                    let item = item.map_err(|e| self.failure(&e).at(&path))?;
+                    out.push(self.raw(&item, &path, budget)?);
+                }
+                Raw::Array(out)
+            }
+            Val::Obj(object) => {
+                self.charge(budget, 0, field)?;
+                let mut out = Vec::new();
+                for key in object.fields() {
+                    let key = key.to_string();
+                    self.charge(budget, key.len(), field)?;
+                    let path = at(&key);
+                    let item = object
+                        .get(key.as_str().into())
+                        .map_err(|e| self.failure(&e).at(&path))?
+                        .unwrap_or(Val::Null);
+                    let item = self.raw(&item, &path, budget)?;
+                    out.push((key, item));
+                }
+                Raw::Object(out)
+            }
+            Val::Func(_) => {
+                return Err(Failure::plain(
+                    "a function is not a blueprint value".into(),
+                    field,
+                    Some("call it, or hide the field with `::`"),
+                ));
+            }
+            #[allow(unreachable_patterns)]
+            _ => {
+                return Err(Failure::plain(
+                    "a value Jsonnet cannot print as JSON".into(),
+                    field,
+                    None,
+                ));
+            }
+        })
+    }
+}
+
+/// `std.trace` prints nothing: output and messages are the tool's own.
+#[derive(Acyclic)]
+struct Silent;
+
+impl TracePrinter for Silent {
+    fn print_trace(&self, _loc: CallLocation<'_>, _value: IStr) {}
+}
+
+/// Resolves imports inside the repository only and records what was read.
+#[derive(Acyclic)]
+struct Resolver {
+    /// Canonical repository root.
+    root: PathBuf,
+    limit: u64,
+    /// Repository-relative path → text of every file loaded.
+    read: Rc<RefCell<BTreeMap<String, String>>>,
+}
+
+fn refuse(message: String) -> jrsonnet_evaluator::Error {
+    ErrorKind::RuntimeError(message.into()).into()
+}
+
+impl Resolver {
+    /// A refused import, located at the import in the importing file when it is written there
+    /// once (the evaluator does not say where an import stands).
+    fn refuse_at(
+        &self,
+        from: &SourcePath,
+        requested: &str,
+        message: String,
+    ) -> jrsonnet_evaluator::Error {
+        let mut error = refuse(message);
+        let text = from
+            .path()
+            .and_then(|p| self.read.borrow().get(&self.display(p)).cloned());
+        if let Some(text) = text {
+            let at: Vec<usize> = ["'", "\""]
+                .iter()
+                .flat_map(|q| {
+                    let literal = format!("{q}{requested}{q}");
+                    text.match_indices(&literal)
+                        .filter(|(i, _)| {
+                            text[..*i].trim_end().ends_with("import")
+                                || text[..*i].trim_end().ends_with("importstr")
+                                || text[..*i].trim_end().ends_with("importbin")
+                        })
+                        .map(|(i, _)| i)
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            if let [offset] = at.as_slice() {
+                let start = u32::try_from(*offset).unwrap_or(0);
+                let end = start.saturating_add(u32::try_from(requested.len() + 2).unwrap_or(0));
+                let source = jrsonnet_evaluator::Source::new(from.clone(), text.as_str().into());
+                error
+                    .trace_mut()
+                    .0
+                    .push(jrsonnet_evaluator::StackTraceElement {
+                        location: Some(jrsonnet_evaluator::Span(source, start, end)),
+                        desc: "import".into(),
+                    });
+            }
+        }
+        error
+    }
+
+    fn display(&self, path: &Path) -> String {
+        path.strip_prefix(&self.root).map_or_else(
+            |_| path.display().to_string(),
+            |relative| crate::repo::display_path(Path::new(""), relative),
+        )
+    }
+}
+
+/// `path` with `.` and `..` folded away, without touching the file system.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+impl ImportResolver for Resolver {
+    fn resolve_from(
+        &self,
+        from: &SourcePath,
+        path: &dyn AsPathLike,
+    ) -> jrsonnet_evaluator::Result<SourcePath> {
+        let requested: &Path = match path.as_path() {
+            ResolvePath::Str(s) => Path::new(s),
+            ResolvePath::Path(p) => p,
+        };
+        let shown = requested.display().to_string();
+        let refuse = |message: String| self.refuse_at(from, &shown, message);
+        if requested.is_absolute() {
+            return Err(refuse(format!(
+                "import of `{shown}` refused: absolute paths are not allowed; import files of the repository by a path relative to the importing file"
+            )));
+        }
+        // Relative to the importing file; code from `aiml.yaml` imports from the root.
+        let base = from
+            .path()
+            .and_then(Path::parent)
+            .map_or_else(|| self.root.clone(), Path::to_path_buf);
+        let joined = lexical(&base.join(requested));
+        if !joined.starts_with(&self.root) {
+            return Err(refuse(format!(
+                "import of `{shown}` refused: it resolves outside the repository"
+            )));
+        }
+        let canonical = match joined.canonicalize() {
+            Ok(canonical) => canonical,
+            Err(_) if std::fs::symlink_metadata(&joined).is_ok() => {
+                return Err(refuse(format!(
+                    "import of `{shown}` refused: it is a broken symbolic link"
+                )));
+            }
+            Err(_) => {
+                return Err(refuse(format!(
+                    "import of `{shown}`: no such file `{}`",
+                    self.display(&joined)
+                )));
+            }
+        };
+        if !canonical.starts_with(&self.root) {
+            return Err(refuse(format!(
+                "import of `{shown}` refused: it leads outside the repository through a symbolic link"
+            )));
+        }
+        Ok(SourcePath::new(jrsonnet_ir::SourceFile::new(canonical)))
+    }
+
+    fn load_file_contents(&self, resolved: &SourcePath) -> jrsonnet_evaluator::Result<Vec<u8>> {
+        if let Some(fifo) = resolved.downcast_ref::<jrsonnet_ir::SourceFifo>() {
+            // Code from `aiml.yaml` (`extCode`, `tlaCode`), held in memory.
+            return Ok(fifo.1.to_vec());
+        }
+        let Some(path) = resolved.path() else {
+            return Err(refuse(format!("cannot import `{resolved}`")));
+        };
+        let display = self.display(path);
+        let text = crate::repo::read_text(path, &display, self.limit)
+            .map_err(|e| refuse(e.to_string()))?;
+        self.read.borrow_mut().insert(display, text.clone());
+        Ok(text.into_bytes())
+    }
+}
+
+/// Where fields are defined in the evaluated files, for placing output values.
+struct Sources<'a> {
+    /// Every evaluated text, the blueprint file's first (`true`).
+    texts: Vec<(bool, &'a str)>,
+    /// Field definitions by key: (in the main file?, line, column, offset, line text).
+    definitions: BTreeMap<String, Vec<Definition<'a>>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Definition<'a> {
+    main: bool,
+    line: u32,
+    /// Byte offset of the line in its file.
+    line_offset: usize,
+    /// Byte offset of the key in the line.
+    byte: usize,
+    /// The line.
+    text: &'a str,
+}
+
+impl<'a> Sources<'a> {
+    fn new(main: &'a str, imports: &'a BTreeMap<String, String>) -> Self {
+        let mut definitions: BTreeMap<String, Vec<Definition<'a>>> = BTreeMap::new();
+        let texts: Vec<(bool, &str)> = std::iter::once((true, main))
+            .chain(imports.values().map(|t| (false, t.as_str())))
+            .collect();
+        for &(is_main, text) in &texts {
+            let mut offset = 0;
+            for (index, line) in text.split_inclusive('\n').enumerate() {
+                for (key, byte) in field_definitions(line) {
+                    definitions.entry(key).or_default().push(Definition {
+                        main: is_main,
+                        line: u32::try_from(index + 1).unwrap_or(u32::MAX),
+                        line_offset: offset,
+                        byte,
+                        text: line,
+                    });
+                }
+                offset += line.len();
+            }
+        }
+        Self { texts, definitions }
+    }
+
+    /// The node of `raw`, produced under `key` (`None`: a list item or a document), whose
+    /// parent was placed at `parent`.
+    fn node(&self, raw: Raw, key: Option<&str>, parent: Span) -> Node {
+        let placed = key.and_then(|key| locate(self, key, &raw));
+        let span = match (key, placed) {
+            (_, Some(span)) => span,
+            // A list item is where its list was written.
+            (None, None) => parent,
+            (Some(_), None) => Span::default(),
+        };
+        let value = match raw {
+            Raw::Null => Value::Null,
+            Raw::Bool(b) => Value::Bool(b),
+            Raw::Number(n) => number(n),
+            Raw::String(s) => Value::String(s),
+            Raw::Array(items) => Value::Seq(
+                items
+                    .into_iter()
+                    .map(|item| self.node(item, None, span))
+                    .collect(),
+            ),
+            Raw::Object(entries) => Value::Map(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let node = self.node(v, Some(&k), span);
+                        let key_span = key_span(self, &k, node.span);
+                        (
+                            Key {
+                                text: k,
+                                span: key_span,
+                            },
+                            node,
+                        )
+                    })
+                    .collect(),
+            ),
+        };
+        Node { value, span }
+    }
+}
+
+/// A key's span: the definition's key when the value was placed on its line.
+fn key_span(sources: &Sources<'_>, key: &str, value: Span) -> Span {
+    if value.line == 0 {
+        return value;
+    }
+    sources
+        .definitions
+        .get(key)
+        .and_then(|defs| defs.iter().find(|d| d.main && d.line == value.line))
+        .map_or(value, |d| Span {
+            line: d.line,
+            column: u32::try_from(d.text[..d.byte].chars().count() + 1).unwrap_or(0),
+            offset: d.line_offset + d.byte,
+            len: 0,
+        })
+}
+
+/// Jsonnet numbers are doubles; whole ones are integers in YAML terms.
+fn number(n: f64) -> Value {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+    if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
+        Value::Int(n as i64)
+    } else {
+        Value::Float(n)
+    }
+}
+
+/// The literal text a scalar is most likely written as, to tell definitions apart.
+fn literals(raw: &Raw) -> Vec<String> {
+    match raw {
+        Raw::String(s) if !s.contains(['\n', '\'', '"', '\\']) => {
+            vec![format!("'{s}'"), format!("\"{s}\"")]
+        }
+        Raw::Number(n) => vec![format!("{n}")],
+        Raw::Bool(b) => vec![b.to_string()],
+        _ => Vec::new(),
+    }
+}
+
+/// Where the field `key` holding `raw` was written, when exactly one definition in the
+/// evaluated files can have produced it and that definition is in the blueprint file itself.
+/// A definition is `key:` (`::`, `:::`, `+:`), `'key':`, `"key":` or `key =` (a local or a
+/// named argument of the same name). With several, a scalar keeps those whose line holds its
+/// literal value. Anything else is not placed: a wrong line would mislead more than none.
+fn locate(sources: &Sources<'_>, key: &str, raw: &Raw) -> Option<Span> {
+    if let Some(span) = unique_string(sources, raw) {
+        return Some(span);
+    }
+    let definitions = sources.definitions.get(key)?;
+    let literals = literals(raw);
+    let candidates: Vec<&Definition<'_>> = if definitions.len() == 1 {
+        definitions.iter().collect()
+    } else if literals.is_empty() {
+        return None;
+    } else {
+        definitions
+            .iter()
+            .filter(|d| literals.iter().any(|l| find_token(d.text, l, 0).is_some()))
+            .collect()
+    };
+    let [only] = candidates.as_slice() else {
+        return None;
+    };
+    if !only.main {
+        return None;
+    }
+    // Point at the literal when it is on the line (what is wrong), else at the key.
+    let literal = literals.iter().find_map(|l| {
+        only.text[only.byte..]
+            .find(l.as_str())
+            .map(|b| b + only.byte)
+    });
+    let byte = literal.unwrap_or(only.byte);
+    Some(Span {
+        line: only.line,
+        column: u32::try_from(only.text[..byte].chars().count() + 1).unwrap_or(0),
+        offset: only.line_offset + byte,
+        len: 0,
+    })
+}
+
+/// `literal` in `text` from byte `from` on, standing alone (not inside a longer word or
+/// number).
+fn find_token(text: &str, literal: &str, from: usize) -> Option<usize> {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    text.get(from..)?
+        .match_indices(literal)
+        .map(|(i, _)| i + from)
+        .find(|&i| {
+            word(text[..i].chars().next_back()).not()
+                && word(text[i + literal.len()..].chars().next()).not()
+        })
+}
+
+/// A string value whose quoted literal is written exactly once in all evaluated files, in the
+/// blueprint file: it was written there (a call's argument, a table of the fleet).
+fn unique_string(sources: &Sources<'_>, raw: &Raw) -> Option<Span> {
+    let Raw::String(s) = raw else {
+        return None;
+    };
+    if s.chars().count() < 2 {
+        return None;
+    }
+    let mut found = None;
+    let mut count = 0;
+    for literal in literals(raw) {
+        for (main, text) in &sources.texts {
+            for (offset, _) in text.match_indices(literal.as_str()) {
+                count += 1;
+                found = main.then_some((*text, offset));
+            }
+        }
+    }
+    let (text, offset) = found.filter(|_| count == 1)?;
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    Some(Span {
+        line: u32::try_from(text[..offset].matches('\n').count() + 1).unwrap_or(0),
+        column: u32::try_from(text[line_start..offset].chars().count() + 1).unwrap_or(0),
+        offset,
+        len: 0,
+    })
+}
+
+/// Field definitions on one line of Jsonnet: (key, byte offset of the key).
+fn field_definitions(line: &str) -> Vec<(String, usize)> {
+    let trimmed = line.trim_start();
+    if trimmed.starts_with("//")
+        || trimmed.starts_with('#')
+        || trimmed.starts_with('*')
+        || trimmed.starts_with("/*")
+    {
+        return Vec::new();
+    }
+    let bytes = line.as_bytes();
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (key, start, end) = if b == b'\'' || b == b'"' {
+            // A quoted key: the text up to the same quote.
+            let Some(close) = line[i + 1..].find(b as char) else {
+                break;
+            };
+            let end = i + 1 + close;
+            (line[i + 1..end].to_string(), i, end + 1)
+        } else if is_ident(b) && (i == 0 || !(is_ident(bytes[i - 1]) || bytes[i - 1] == b'.')) {
+            let mut end = i;
+            while end < bytes.len() && is_ident(bytes[end]) {
+                end += 1;
+            }
+            (line[i..end].to_string(), i, end)
+        } else {
+            i += 1;
+            continue;
+        };
+        let rest = line[end..].trim_start();
+        let defines = rest.starts_with("+:")
+            || (rest.starts_with(':') && !rest.starts_with(":="))
+            || (rest.starts_with('=') && !rest.starts_with("=="));
+        if defines && !key.is_empty() {
+            found.push((key, start));
+        }
+        i = end.max(i + 1);
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_definitions_find_keys_of_every_form() {
+        let keys = |line: &str| {
+            field_definitions(line)
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(keys("  topology: '2x4',\n"), ["topology"]);
+        assert_eq!(
+            keys("  name:: 'x', 'aiml.dev/ignore': 'a'\n"),
+            ["name", "aiml.dev/ignore"]
+        );
+        assert_eq!(keys("local size = 4;\n"), ["size"]);
+        assert_eq!(keys("spec+: { replicas: 2 }\n"), ["spec", "replicas"]);
+        assert!(keys("  // topology: '2x4'\n").is_empty());
+        assert!(keys("if a == b then self.x else c\n").is_empty());
+    }
+
+    #[test]
+    fn a_field_is_placed_only_when_one_definition_can_have_made_it() {
+        let main = "local lib = import 'lib.libsonnet';\n[\n  lib.model('a', topology='2x4'),\n  lib.model('b', topology='4x4'),\n]\n";
+        let imports = BTreeMap::from([(
+            "blueprints/lib.libsonnet".to_string(),
+            "{ model(name, topology='2x2'):: { name: name, topology: topology } }\n".to_string(),
+        )]);
+        let sources = Sources::new(main, &imports);
+        let span = locate(&sources, "topology", &Raw::String("4x4".into())).unwrap();
+        assert_eq!((span.line, span.column), (4, 27));
+        assert_eq!(&main[span.offset..span.offset + 5], "'4x4'");
+        // The default comes from the library: not placed in the blueprint file.
+        assert!(locate(&sources, "topology", &Raw::String("2x2".into())).is_none());
+        // Defined only in the library.
+        assert!(locate(&sources, "name", &Raw::String("a".into())).is_none());
+    }
+}

@@ -1,0 +1,462 @@
+//! Jsonnet blueprints through the binary: a `.jsonnet` file under `blueprints/` renders
+//! exactly what the same blueprints written in YAML render; its errors and findings point at
+//! the Jsonnet source; imports stay inside the repository; evaluation is bounded and sealed
+//! from the environment; the render cache follows imported files; and the fleet example under
+//! `examples/fleet/` is rendered and current.
+
+mod support;
+
+use std::path::Path;
+
+use support::TestRepo;
+
+/// A whole TritonServing blueprint in Jsonnet (all defaults but the project).
+fn triton(name: &str) -> String {
+    format!(
+        "{{ apiVersion: 'aiml.dev/v1alpha1', kind: 'TritonServing', metadata: {{ name: '{name}' }}, spec: {{ project: 'my-project' }} }}"
+    )
+}
+
+/// The same blueprint in YAML.
+fn triton_yaml(name: &str) -> String {
+    format!(
+        "apiVersion: aiml.dev/v1alpha1\nkind: TritonServing\nmetadata:\n  name: {name}\nspec:\n  project: my-project\n"
+    )
+}
+
+fn repo_with(files: &[(&str, &str)]) -> TestRepo {
+    let repo = TestRepo::empty();
+    for (path, text) in files {
+        repo.write(path, text);
+    }
+    repo
+}
+
+/// The rendered objects of a repository (markers left out: they name the blueprint file).
+fn rendered(repo: &TestRepo) -> Vec<(String, String)> {
+    repo.generated()
+        .into_iter()
+        .filter(|(path, _)| path.starts_with("rendered/") && !path.ends_with(".aiml-generated"))
+        .map(|(path, bytes)| (path, String::from_utf8(bytes).expect("utf-8")))
+        .collect()
+}
+
+fn folders(repo: &TestRepo) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(repo.path().join("rendered"))
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn one_blueprint_renders_what_its_yaml_renders() {
+    let jsonnet = repo_with(&[("blueprints/serve.jsonnet", &triton("serve"))]);
+    let yaml = repo_with(&[("blueprints/serve.yaml", &triton_yaml("serve"))]);
+    for repo in [&jsonnet, &yaml] {
+        let run = repo.aiml(&["render"]);
+        assert_eq!(run.code, 0, "{}", run.transcript());
+    }
+    assert_eq!(folders(&jsonnet), ["serve"]);
+    assert_eq!(rendered(&jsonnet), rendered(&yaml));
+    let check = jsonnet.aiml(&["render", "--check"]);
+    assert_eq!(check.code, 0, "{}", check.transcript());
+}
+
+#[test]
+fn a_list_and_an_object_give_several_blueprints() {
+    let list = format!("[{}, {}]", triton("a"), triton("b"));
+    let object =
+        "local lib = import 'lib/t.libsonnet';\n{ first: lib.t('c'), second: lib.t('d') }\n";
+    let library = format!(
+        "{{ t(name):: {} }}\n",
+        triton("NAME").replace("'NAME'", "name")
+    );
+    let repo = repo_with(&[
+        ("blueprints/list.jsonnet", &list),
+        ("blueprints/object.jsonnet", object),
+        ("blueprints/lib/t.libsonnet", &library),
+    ]);
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    // The library is imported, never a blueprint of its own.
+    assert_eq!(folders(&repo), ["a", "b", "c", "d"]);
+}
+
+#[test]
+fn a_runtime_error_names_the_jsonnet_file_line_and_stack() {
+    let repo = repo_with(&[
+        (
+            "blueprints/fleet.jsonnet",
+            "local lib = import 'lib.libsonnet';\n\n[lib.serve('a', 0)]\n",
+        ),
+        (
+            "blueprints/lib.libsonnet",
+            "{\n  serve(name, replicas)::\n    assert replicas > 0 : 'replicas must be positive';\n    { name: name },\n}\n",
+        ),
+    ]);
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("replicas must be positive"),
+        "{}",
+        run.stderr
+    );
+    // Where it failed, and the call in the blueprint file that led there.
+    assert!(
+        run.stderr.contains("--> blueprints/lib.libsonnet:3:"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("at blueprints/fleet.jsonnet:3:"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("jsonnet-evaluation"), "{}", run.stderr);
+    assert!(!repo.path().join("rendered").exists());
+    insta::assert_snapshot!("runtime_error", run.stderr);
+
+    let syntax = repo_with(&[("blueprints/bad.jsonnet", "{\n  a: 1,\n  b: ,\n}\n")]);
+    let run = syntax.aiml(&["render"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("--> blueprints/bad.jsonnet:3:"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_blueprint_finding_points_at_the_jsonnet_line_that_wrote_the_value() {
+    let fleet = "\
+local training(name, topology) = {
+  apiVersion: 'aiml.dev/v1alpha1',
+  kind: 'MultisliceTraining',
+  metadata: { name: name },
+  spec: { project: 'my-project', tpu: { type: 'v4-32', topology: topology } },
+};
+[
+  training('good', '2x2x4'),
+  training('bad', '2x2x2'),
+]
+";
+    let repo = repo_with(&[("blueprints/fleet.jsonnet", fleet)]);
+    let run = repo.aiml(&["render"]);
+    assert_ne!(run.code, 0, "{}", run.transcript());
+    assert!(run.stderr.contains("tpu-topology"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--> blueprints/fleet.jsonnet:9:19"),
+        "the literal of the bad call: {}",
+        run.stderr
+    );
+
+    // An unknown field written in a library: not placed on a line of the blueprint file, but
+    // the file, the field path and the blueprint are named.
+    let repo = repo_with(&[
+        (
+            "blueprints/fleet.jsonnet",
+            "local lib = import 'lib.libsonnet';\n[lib.t('a'), lib.t('b')]\n",
+        ),
+        (
+            "blueprints/lib.libsonnet",
+            &format!(
+                "{{ t(name):: {} + {{ spec+: {{ replicaz: 2 }} }} }}\n",
+                triton("NAME").replace("'NAME'", "name")
+            ),
+        ),
+    ]);
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("in blueprints/fleet.jsonnet, at `spec.replicaz`"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("TritonServing/b"), "{}", run.stderr);
+}
+
+#[test]
+fn two_blueprints_of_one_file_need_their_own_names() {
+    let repo = repo_with(&[(
+        "blueprints/fleet.jsonnet",
+        &format!("[{}, {}]", triton("same"), triton("same")),
+    )]);
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("blueprint name `same` is already used"),
+        "{}",
+        run.stderr
+    );
+    // Both names are the same literal: no line can be told, the document can.
+    assert!(
+        run.stderr
+            .contains("in blueprints/fleet.jsonnet, at `[1].metadata.name`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("also defined at blueprints/fleet.jsonnet (`[0]`)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn imports_outside_the_repository_are_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("x.libsonnet"), "{ leaked: true }\n").unwrap();
+    let absolute = outside.path().join("x.libsonnet");
+    let cases = [
+        (
+            "../../x.libsonnet".to_string(),
+            "resolves outside the repository",
+        ),
+        (
+            "./../../x.libsonnet".to_string(),
+            "resolves outside the repository",
+        ),
+        (
+            absolute.display().to_string(),
+            "absolute paths are not allowed",
+        ),
+        ("link.libsonnet".to_string(), "through a symbolic link"),
+    ];
+    for (import, why) in cases {
+        let repo = repo_with(&[(
+            "blueprints/fleet.jsonnet",
+            &format!("local x = import '{import}';\n[x]\n"),
+        )]);
+        std::os::unix::fs::symlink(&absolute, repo.path().join("blueprints/link.libsonnet"))
+            .unwrap();
+        let run = repo.aiml(&["render"]);
+        assert_eq!(run.code, 2, "{import}: {}", run.transcript());
+        assert!(run.stderr.contains(why), "{import}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("--> blueprints/fleet.jsonnet:1:18"),
+            "{import}: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("leaked"), "{}", run.stderr);
+        assert!(!repo.path().join("rendered").exists());
+        if import.starts_with("../../") {
+            insta::assert_snapshot!("refused_import", run.stderr);
+        }
+    }
+
+    // `..` that comes back inside, and a link to a file inside, are fine.
+    let repo = repo_with(&[
+        (
+            "blueprints/team/fleet.jsonnet",
+            "local lib = import '../lib/t.libsonnet';\nlocal linked = import 'linked.libsonnet';\n[lib.t('a'), linked.t('b')]\n",
+        ),
+        (
+            "blueprints/lib/t.libsonnet",
+            &format!(
+                "{{ t(name):: {} }}\n",
+                triton("NAME").replace("'NAME'", "name")
+            ),
+        ),
+    ]);
+    std::os::unix::fs::symlink(
+        repo.path().join("blueprints/lib/t.libsonnet"),
+        repo.path().join("blueprints/team/linked.libsonnet"),
+    )
+    .unwrap();
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(folders(&repo), ["a", "b"]);
+}
+
+#[test]
+fn runaway_recursion_is_stopped_and_nothing_is_written() {
+    let repo = repo_with(&[(
+        "blueprints/fleet.jsonnet",
+        "local f(n) = f(n + 1) + 1;\n{ x: f(0) }\n",
+    )]);
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(run.stderr.contains("stack overflow"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--> blueprints/fleet.jsonnet:1:"),
+        "{}",
+        run.stderr
+    );
+    assert!(!repo.path().join("rendered").exists());
+    assert!(!repo.path().join("overlays").exists());
+}
+
+#[test]
+fn long_evaluations_and_huge_outputs_are_stopped() {
+    let repo = repo_with(&[(
+        "blueprints/slow.jsonnet",
+        "std.foldl(function(a, b) a + b, std.range(1, 1000000000), 0)\n",
+    )]);
+    let started = std::time::Instant::now();
+    let run = repo.aiml_with_env(
+        &["render"],
+        &[("AIML_JSONNET_TIMEOUT", std::ffi::OsStr::new("1"))],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("took longer than 1 s"),
+        "{}",
+        run.stderr
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+
+    let repo = repo_with(&[(
+        "blueprints/huge.jsonnet",
+        "[{ spec: std.repeat('x', 1000) } for i in std.range(1, 100000)]\n",
+    )]);
+    let run = repo.aiml_with_env(
+        &["render"],
+        &[("AIML_MAX_FILE_SIZE", std::ffi::OsStr::new("64K"))],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("the output is larger than"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn external_variables_come_from_aiml_yaml_and_never_from_the_environment() {
+    let fleet = "\
+function(team) [
+  {
+    apiVersion: 'aiml.dev/v1alpha1',
+    kind: 'TritonServing',
+    metadata: { name: team + '-' + std.extVar('env') },
+    spec: { project: std.extVar('projects')[std.extVar('env')] },
+  },
+]
+";
+    let settings = "jsonnet:\n  extVars: {env: prod}\n  extCode:\n    projects: \"{ prod: 'acme-prod' }\"\n  tlaVars: {team: search}\n";
+    let repo = repo_with(&[("blueprints/fleet.jsonnet", fleet), ("aiml.yaml", settings)]);
+    let run = repo.aiml_with_env(&["render"], &[("env", std::ffi::OsStr::new("staging"))]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(folders(&repo), ["search-prod"]);
+    let objects = rendered(&repo);
+    assert!(
+        objects.iter().any(|(_, text)| text.contains("acme-prod")),
+        "the project from extCode"
+    );
+
+    // A variable of the process environment is not an external variable.
+    let leak = "[{ apiVersion: 'aiml.dev/v1alpha1', kind: 'TritonServing', metadata: { name: 'x' }, spec: { project: std.extVar('AIML_TEST_SECRET') } }]\n";
+    let repo = repo_with(&[("blueprints/fleet.jsonnet", leak)]);
+    let run = repo.aiml_with_env(
+        &["render"],
+        &[("AIML_TEST_SECRET", std::ffi::OsStr::new("hunter2"))],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("external variable is not defined: AIML_TEST_SECRET"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("jsonnet.extVars"), "{}", run.stderr);
+    assert!(!run.stderr.contains("hunter2"));
+    assert!(!run.stdout.contains("hunter2"));
+
+    // Settings are read as strictly as the rest of `aiml.yaml`.
+    let repo = repo_with(&[
+        ("blueprints/fleet.jsonnet", &triton("a")),
+        (
+            "aiml.yaml",
+            "sync: {engine: none}\njsonnet:\n  extVar: {env: prod}\n",
+        ),
+    ]);
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("did you mean `extVars`?"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn editing_an_imported_library_renders_again() {
+    let library = |replicas: u32| {
+        format!(
+            "{{ t(name):: {} + {{ spec+: {{ autoscaling: {{ minReplicas: 1, maxReplicas: {replicas} }} }} }} }}\n",
+            triton("NAME").replace("'NAME'", "name")
+        )
+    };
+    let repo = repo_with(&[
+        (
+            "blueprints/fleet.jsonnet",
+            "local lib = import 'lib.libsonnet';\n[lib.t('a')]\n",
+        ),
+        ("blueprints/lib.libsonnet", &library(3)),
+    ]);
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let before = rendered(&repo);
+    repo.write("blueprints/lib.libsonnet", &library(2));
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let after = rendered(&repo);
+    assert!(
+        before != after,
+        "the library's change did not reach the output"
+    );
+    let fresh = repo_with(&[
+        (
+            "blueprints/fleet.jsonnet",
+            "local lib = import 'lib.libsonnet';\n[lib.t('a')]\n",
+        ),
+        ("blueprints/lib.libsonnet", &library(2)),
+    ]);
+    let run = fresh.aiml(&["render", "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        after == rendered(&fresh),
+        "a cached render differs from a fresh one"
+    );
+    let check = repo.aiml(&["render", "--check"]);
+    assert_eq!(check.code, 0, "{}", check.transcript());
+}
+
+/// `examples/fleet/`'s committed overlays and rendered output are what a render produces.
+#[test]
+fn the_fleet_example_is_rendered_and_current() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fleet");
+    let repo = TestRepo::empty();
+    for top in ["blueprints", "overlays", "rendered"] {
+        for (path, content) in aiml::render::read_tree(&example.join(top)).expect("read") {
+            repo.write(
+                &format!("{top}/{path}"),
+                std::str::from_utf8(&content).expect("utf-8"),
+            );
+        }
+    }
+    repo.write(
+        "aiml.yaml",
+        &std::fs::read_to_string(example.join("aiml.yaml")).expect("aiml.yaml"),
+    );
+    let check = repo.aiml(&["render", "--check", "--no-cache"]);
+    assert_eq!(
+        check.code,
+        0,
+        "run `cargo run -- render` in examples/fleet and commit:\n{}",
+        check.transcript()
+    );
+    assert_eq!(
+        folders(&repo).len(),
+        9,
+        "8 blueprints and _sync: {:?}",
+        folders(&repo)
+    );
+}
