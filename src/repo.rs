@@ -415,51 +415,19 @@ pub fn load(root: &Path, registry: &Registry, limit: u64) -> Result<Loaded, Read
                 Some(timeout) => timeout,
                 None => *timeout.insert(crate::jsonnet::timeout()?),
             };
-            let text = read_text(&path, &display, limit)?;
-            let inputs = &loaded.settings.jsonnet;
-            let mut documents = Vec::new();
-            match crate::jsonnet::evaluate(root, &path, &display, &text, inputs, limit, timeout) {
-                Ok(evaluated) => {
-                    let mut key_text = text.clone();
-                    // After the text, so that spans still index into it.
-                    key_text.push_str("\n\0jsonnet inputs\0");
-                    key_text.push_str(&format!("{inputs:?}"));
-                    for (import, content) in &evaluated.imports {
-                        key_text.push_str(&format!("\0{import}\0{}\0{content}", content.len()));
-                    }
-                    documents = evaluated.documents;
-                    loaded.jsonnet.insert(
-                        display.clone(),
-                        JsonnetFile {
-                            labels: evaluated.labels,
-                            imports: evaluated.imports,
-                            key_text,
-                        },
-                    );
-                }
-                Err(diagnostic) => {
-                    // A location in a library: keep its text for the snippet.
-                    if diagnostic.file != display
-                        && let Ok(library) =
-                            read_text(&root.join(&diagnostic.file), &diagnostic.file, limit)
-                    {
-                        let imports = BTreeMap::from([(diagnostic.file.clone(), library)]);
-                        loaded.jsonnet.insert(
-                            display.clone(),
-                            JsonnetFile {
-                                imports,
-                                ..JsonnetFile::default()
-                            },
-                        );
-                    }
-                    loaded.diagnostics.push(diagnostic);
-                }
+            let read = read_jsonnet(
+                root,
+                &path,
+                display,
+                &loaded.settings.jsonnet,
+                limit,
+                timeout,
+            )?;
+            if let Some(jsonnet) = read.jsonnet {
+                loaded.jsonnet.insert(read.file.path.clone(), jsonnet);
             }
-            loaded.files.push(SourceFile {
-                path: display,
-                text,
-                documents,
-            });
+            loaded.diagnostics.extend(read.diagnostic);
+            loaded.files.push(read.file);
             continue;
         }
         let (file, diagnostics) = read_source(&path, display, limit)?;
@@ -468,4 +436,67 @@ pub fn load(root: &Path, registry: &Registry, limit: u64) -> Result<Loaded, Read
     }
     loaded.check_envelopes(registry);
     Ok(loaded)
+}
+
+/// A Jsonnet file read and evaluated: its documents, what else its evaluation read, or why
+/// it failed.
+#[derive(Debug)]
+pub struct JsonnetRead {
+    /// The file, with the documents it evaluated to (none when it failed).
+    pub file: SourceFile,
+    /// Labels, imports and cache key; on failure, the library a finding points into.
+    pub jsonnet: Option<JsonnetFile>,
+    /// The evaluation's failure.
+    pub diagnostic: Option<Diagnostic>,
+}
+
+/// Reads and evaluates the Jsonnet file `path` (shown as `display`) of the repository at
+/// `root`, whose imports must stay inside `root`.
+pub fn read_jsonnet(
+    root: &Path,
+    path: &Path,
+    display: String,
+    inputs: &crate::jsonnet::Inputs,
+    limit: u64,
+    timeout: std::time::Duration,
+) -> Result<JsonnetRead, ReadError> {
+    let text = read_text(path, &display, limit)?;
+    let (documents, jsonnet, diagnostic) =
+        match crate::jsonnet::evaluate(root, path, &display, &text, inputs, limit, timeout) {
+            Ok(evaluated) => {
+                let mut key_text = text.clone();
+                // After the text, so that spans still index into it.
+                key_text.push_str("\n\0jsonnet inputs\0");
+                key_text.push_str(&format!("{inputs:?}"));
+                for (import, content) in &evaluated.imports {
+                    key_text.push_str(&format!("\0{import}\0{}\0{content}", content.len()));
+                }
+                let jsonnet = JsonnetFile {
+                    labels: evaluated.labels,
+                    imports: evaluated.imports,
+                    key_text,
+                };
+                (evaluated.documents, Some(jsonnet), None)
+            }
+            Err(diagnostic) => {
+                // A location in a library: keep its text for the snippet.
+                let library = (diagnostic.file != display)
+                    .then(|| read_text(&root.join(&diagnostic.file), &diagnostic.file, limit).ok())
+                    .flatten()
+                    .map(|library| JsonnetFile {
+                        imports: BTreeMap::from([(diagnostic.file.clone(), library)]),
+                        ..JsonnetFile::default()
+                    });
+                (Vec::new(), library, Some(diagnostic))
+            }
+        };
+    Ok(JsonnetRead {
+        file: SourceFile {
+            path: display,
+            text,
+            documents,
+        },
+        jsonnet,
+        diagnostic,
+    })
 }

@@ -39,13 +39,30 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
     // the cross-object rules do not read is dropped with it, so that memory follows the
     // objects those rules need, not the whole tree.
     let (checks, max_file_size) = (&context.checks, context.limits.max_file_size);
+    let mut diagnostics = Vec::new();
+    // Jsonnet files evaluate with the variables of the repository they are in, if any.
+    let jsonnet = if files.iter().any(|f| repo::is_jsonnet(f)) {
+        let root = context.root().ok();
+        let mut inputs = aiml::jsonnet::Inputs::default();
+        if let Some(root) = &root {
+            let settings = aiml::settings::load(root, max_file_size)?;
+            diagnostics.extend(settings.diagnostics);
+            inputs = settings.settings.jsonnet;
+        }
+        Some(JsonnetContext {
+            root,
+            inputs,
+            timeout: aiml::jsonnet::timeout()?,
+        })
+    } else {
+        None
+    };
     let checked: Vec<CheckedFile> = files
         .par_iter()
-        .map(|file| check_file(checks, max_file_size, file))
+        .map(|file| check_file(checks, max_file_size, jsonnet.as_ref(), file))
         .collect::<anyhow::Result<_>>()?;
     let mut manifests: Vec<SourceFile> = Vec::new();
     let mut blueprints = repo::Loaded::default();
-    let mut diagnostics = Vec::new();
     let mut suppressions = context.suppressions.clone();
     let mut coverage = Coverage::default();
     for file in checked {
@@ -54,6 +71,11 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
             suppressions.add(id, rules);
         }
         coverage.add(&file.coverage);
+        if let (Some(blueprint_file), Some(jsonnet)) = (&file.blueprints, file.jsonnet) {
+            blueprints
+                .jsonnet
+                .insert(blueprint_file.path.clone(), jsonnet);
+        }
         blueprints.files.extend(file.blueprints);
         manifests.extend(file.kept);
     }
@@ -83,6 +105,7 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
             .iter()
             .find(|s| s.path == f)
             .map(|s| s.text.clone())
+            .or_else(|| blueprints.text(f))
     };
     context
         .printer
@@ -98,10 +121,22 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
     }))
 }
 
+/// How `validate PATH…` evaluates Jsonnet files.
+struct JsonnetContext {
+    /// The repository of the current folder: imports stay inside it (else inside the file's
+    /// own folder).
+    root: Option<PathBuf>,
+    /// Its `aiml.yaml` variables.
+    inputs: aiml::jsonnet::Inputs,
+    timeout: std::time::Duration,
+}
+
 /// One input file after reading and the checks that judge its objects one by one.
 struct CheckedFile {
     /// Its blueprint documents, compiled later with the repository's others.
     blueprints: Option<SourceFile>,
+    /// What a Jsonnet file's evaluation read, for the blueprints' findings and snippets.
+    jsonnet: Option<repo::JsonnetFile>,
     /// The file with only the documents the cross-object rules read, when it has any or
     /// findings to print with its text.
     kept: Option<SourceFile>,
@@ -113,14 +148,40 @@ struct CheckedFile {
 }
 
 /// Reads `file` and runs what judges each of its objects alone.
-fn check_file(checks: &Checks<'_>, max_file_size: u64, file: &Path) -> anyhow::Result<CheckedFile> {
+fn check_file(
+    checks: &Checks<'_>,
+    max_file_size: u64,
+    jsonnet_context: Option<&JsonnetContext>,
+    file: &Path,
+) -> anyhow::Result<CheckedFile> {
     // Paths given on the command line are shown as given (less a leading `./`).
     let display = file
         .strip_prefix(".")
         .unwrap_or(file)
         .to_string_lossy()
         .replace('\\', "/");
-    let (mut source, mut diagnostics) = repo::read_source(file, display, max_file_size)?;
+    let (mut source, mut diagnostics, jsonnet) = match jsonnet_context {
+        Some(context) if repo::is_jsonnet(file) => {
+            let root = jsonnet_root(context.root.as_deref(), file);
+            let read = repo::read_jsonnet(
+                &root,
+                file,
+                display,
+                &context.inputs,
+                max_file_size,
+                context.timeout,
+            )?;
+            (
+                read.file,
+                read.diagnostic.into_iter().collect(),
+                read.jsonnet,
+            )
+        }
+        _ => {
+            let (source, diagnostics) = repo::read_source(file, display, max_file_size)?;
+            (source, diagnostics, None)
+        }
+    };
     let is_blueprint = |node: &aiml::yaml::Node| {
         node.get("apiVersion").and_then(aiml::yaml::Node::as_str) == Some(blueprint::API_VERSION)
     };
@@ -173,6 +234,7 @@ fn check_file(checks: &Checks<'_>, max_file_size: u64, file: &Path) -> anyhow::R
     let kept = (!source.documents.is_empty() || !diagnostics.is_empty()).then_some(source);
     Ok(CheckedFile {
         blueprints,
+        jsonnet,
         kept,
         diagnostics,
         turned_off,
@@ -222,6 +284,20 @@ impl Coverage {
             line.push_str("; no errors");
         }
         line
+    }
+}
+
+/// The folder a Jsonnet file's imports must stay in: the current repository when the file is
+/// inside it, else the file's own folder.
+fn jsonnet_root(repository: Option<&Path>, file: &Path) -> PathBuf {
+    let folder = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let canonical = |p: &Path| p.canonicalize().ok();
+    match (repository.and_then(canonical), canonical(folder)) {
+        (Some(root), Some(dir)) if dir.starts_with(&root) => root,
+        _ => folder.to_path_buf(),
     }
 }
 
