@@ -94,6 +94,8 @@ pub struct Inputs<'a> {
     pub file: &'a str,
     /// The whole file's text.
     pub text: &'a str,
+    /// The fingerprint of its kind when the repository defines it (`kinds/<Kind>/`).
+    pub kind: Option<&'a str>,
 }
 
 impl Cache {
@@ -121,6 +123,7 @@ impl Cache {
             inputs.name.as_bytes(),
             inputs.file.as_bytes(),
             inputs.text.as_bytes(),
+            inputs.kind.unwrap_or_default().as_bytes(),
         ])
     }
 
@@ -373,6 +376,7 @@ mod tests {
             name: "a",
             file: "blueprints/a.yaml",
             text: "x",
+            kind: None,
         };
         let key = cache.key(&base);
         for other in [
@@ -382,6 +386,10 @@ mod tests {
                 ..base
             },
             Inputs { text: "y", ..base },
+            Inputs {
+                kind: Some("k"),
+                ..base
+            },
         ] {
             assert_ne!(cache.key(&other), key);
         }

@@ -257,6 +257,7 @@ pub fn build(
                     name: r.blueprint.name,
                     file: r.blueprint.file,
                     text: r.blueprint.source,
+                    kind: r.blueprint.kind.fingerprint(),
                 })
             });
             if let (Some(cache), Some(key)) = (cache, &key)
