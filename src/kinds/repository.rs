@@ -60,7 +60,7 @@ const SHARED_BLOCKS: &str = "aiml/workload.yaml";
 const MAX_FILES: usize = 500;
 /// minijinja fuel of one template render: far above any real kind, low enough that a runaway
 /// loop stops in well under a second.
-const FUEL: u64 = 20_000_000;
+const FUEL: u64 = 5_000_000;
 /// Node label that ties pods to this blueprint's node pools (as the built-in kinds do).
 const BLUEPRINT_LABEL: &str = "aiml.dev/blueprint";
 /// Region of a blueprint whose kind and spec name none.
@@ -443,7 +443,7 @@ fn read_definition(file: &str, text: &str) -> Result<(Definition, Node), KindErr
     };
     let definition: Definition = de::from_node(document, "").map_err(|error| {
         let mut message = error.message.clone();
-        if !error.path.is_empty() {
+        if !error.path.is_empty() && !message.contains(&format!("`{}`", error.path)) {
             message.push_str(&format!(" (field `{}`)", error.path));
         }
         if let Some(expected) = &error.expected {

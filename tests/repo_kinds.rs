@@ -1,0 +1,401 @@
+//! Kinds a repository defines under `kinds/<Kind>/`: rendered through the shared GCP and
+//! accelerator blocks, validated like built-in kinds, listed with their source, sandboxed
+//! (no shadowing, no includes outside the kind, no rule suppression from templates), and
+//! rendered again when their files change.
+
+mod support;
+
+use support::TestRepo;
+
+const KIND: &str = r#"summary: A model server on one single-host TPU slice, behind a ClusterIP Service
+accelerator: tpu
+tpu:
+  families: [v5e, v6e]
+region: us-west4
+zone: us-west4-a
+kubernetesServiceAccount: server
+schema:
+  type: object
+  required: [image]
+  properties:
+    image:
+      type: string
+      description: Server image, with a tag or digest.
+    port:
+      type: integer
+      minimum: 1
+      maximum: 65535
+      default: 8000
+    chips:
+      type: integer
+      description: TPU chips per pod (default, and right, is every chip of the host).
+"#;
+
+const TEMPLATE: &str = r#"{% import "aiml/workload.yaml" as blocks %}
+{{ blocks.namespace(namespace) }}
+{{ blocks.workload_identity_service_account(kubernetes_service_account, namespace, workload_service_account) }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ name }}
+  namespace: {{ namespace }}
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: {{ name }}
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: {{ name }}
+    spec:
+      serviceAccountName: {{ kubernetes_service_account }}
+      nodeSelector: {{ node_selector }}
+      containers:
+      - name: server
+        image: {{ parameters.image }}
+        ports:
+        - containerPort: {{ parameters.port }}
+        resources:
+          requests:
+            cpu: "4"
+            memory: 16Gi
+          limits:
+            memory: 16Gi
+            google.com/tpu: {{ parameters.chips if parameters.chips is defined else tpu.chips_per_host }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ name }}
+  namespace: {{ namespace }}
+spec:
+  type: ClusterIP
+  selector:
+    app.kubernetes.io/name: {{ name }}
+  ports:
+  - port: {{ parameters.port }}
+    targetPort: {{ parameters.port }}
+"#;
+
+const BLUEPRINT: &str = "apiVersion: aiml.dev/v1alpha1
+kind: TpuServer
+metadata:
+  name: gemma-server
+spec:
+  project: my-project
+  tpu:
+    type: v5litepod-8
+  image: us-docker.pkg.dev/my-project/serving/server:1.0
+";
+
+const DEPLOYMENT: &str =
+    "rendered/gemma-server/workload/gemma-server/deployment.apps_gemma-server.yaml";
+
+/// A repository with the `TpuServer` kind and one blueprint of it.
+fn repository(blueprint: &str) -> TestRepo {
+    let repo = TestRepo::empty();
+    repo.write("kinds/TpuServer/kind.yaml", KIND);
+    repo.write("kinds/TpuServer/templates/server.yaml", TEMPLATE);
+    repo.write("blueprints/server.yaml", blueprint);
+    repo
+}
+
+fn read(repo: &TestRepo, path: &str) -> String {
+    std::fs::read_to_string(repo.path().join(path)).expect("read")
+}
+
+#[test]
+fn a_repository_kind_renders_through_the_shared_blocks() {
+    let repo = repository(BLUEPRINT);
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    // The workload is the kind's template, with the derived TPU plan and the defaults of
+    // its parameters.
+    insta::assert_snapshot!(read(&repo, DEPLOYMENT));
+    // The GCP side comes from the shared blocks: one TPU pool of one v5e-8 host, in the
+    // kind's zone, labelled for the blueprint.
+    let pool = read(
+        &repo,
+        "rendered/gemma-server/config-connector/my-project/containernodepool.container.cnrm.cloud.google.com_gemma-server-tpu-slice-0.yaml",
+    );
+    for expected in [
+        "machineType: ct5lp-hightpu-8t",
+        "nodeCount: 1",
+        "aiml.dev/blueprint: gemma-server",
+        "- us-west4-a",
+    ] {
+        assert!(pool.contains(expected), "no `{expected}` in\n{pool}");
+    }
+    // Every object carries the labels of the contract, like any kind's.
+    let service = read(
+        &repo,
+        "rendered/gemma-server/workload/gemma-server/service_gemma-server.yaml",
+    );
+    assert!(service.contains("app.kubernetes.io/managed-by: kubectl-aiml"));
+    assert!(service.contains("port: 8000"));
+    assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
+}
+
+#[test]
+fn a_bad_topology_in_a_repository_kind_is_caught_at_its_line() {
+    let repo = repository(&BLUEPRINT.replace(
+        "    type: v5litepod-8\n",
+        "    type: v5litepod-8\n    topology: 4x4\n",
+    ));
+    let run = repo.aiml(&["validate"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    insta::assert_snapshot!(run.stderr);
+    // A family the kind does not support is a finding too.
+    let v4 = repository(&BLUEPRINT.replace("v5litepod-8", "v4-8"));
+    let run = v4.aiml(&["validate"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("error[tpu-family-unsupported]")
+            && run.stderr.contains("blueprints/server.yaml:8"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_rendered_objects_go_through_every_rule() {
+    // The kind lets a blueprint ask for fewer chips than the host has: the manifest rule
+    // catches it on the rendered Deployment.
+    let repo = repository(&format!("{BLUEPRINT}  chips: 4\n"));
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("error[tpu-chips-per-host]"),
+        "{}",
+        run.stderr
+    );
+    assert!(repo.generated().is_empty(), "findings write nothing");
+}
+
+#[test]
+fn parameters_are_checked_against_the_kinds_schema_at_the_blueprint_line() {
+    let repo = repository(&BLUEPRINT.replace("  image:", "  port: 70000\n  image:"));
+    let run = repo.aiml(&["validate"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    insta::assert_snapshot!(run.stderr);
+
+    let typo = repository(&format!("{BLUEPRINT}  prot: 80\n"));
+    let run = typo.aiml(&["render"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("unknown field `prot`")
+            && run.stderr.contains("blueprints/server.yaml:10:3")
+            && run.stderr.contains("did you mean `port`?"),
+        "{}",
+        run.stderr
+    );
+    assert!(typo.generated().is_empty());
+
+    // Shared parts are read strictly by the same types as the built-in kinds'.
+    let shared = repository(&BLUEPRINT.replace("    type: v5litepod-8", "    typ: v5litepod-8"));
+    let run = shared.aiml(&["validate"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("blueprints/server.yaml:8") && run.stderr.contains("spec.tpu.typ"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn blueprints_lists_repository_kinds_with_their_source() {
+    let repo = repository(BLUEPRINT);
+    let run = repo.aiml(&["blueprints"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    insta::assert_snapshot!(run.stdout);
+    let json: serde_json::Value =
+        serde_json::from_str(&repo.aiml(&["blueprints", "-o", "json"]).stdout).expect("json");
+    let kinds = json["kinds"].as_array().expect("kinds");
+    let source = |name: &str| {
+        kinds
+            .iter()
+            .find(|k| k["kind"] == name)
+            .map(|k| k["source"].clone())
+    };
+    assert_eq!(source("TpuServer"), Some("kinds/TpuServer/".into()));
+    assert_eq!(source("MultisliceTraining"), Some("built-in".into()));
+    assert_eq!(json["blueprints"][0]["kind"], "TpuServer");
+
+    // The spec's schema: the shared parts the kind takes, and its parameters.
+    let run = repo.aiml(&["blueprints", "--schema", "TpuServer"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let schema: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let properties = schema["properties"].as_object().expect("properties");
+    for field in ["project", "tpu", "cluster", "image", "port"] {
+        assert!(properties.contains_key(field), "no `{field}` in {schema}");
+    }
+    assert!(!properties.contains_key("gpu"), "a TPU kind takes no `gpu`");
+    assert_eq!(
+        schema["required"],
+        serde_json::json!(["project", "tpu", "image"])
+    );
+    assert_eq!(schema["additionalProperties"], false);
+}
+
+#[test]
+fn a_repository_kind_cannot_shadow_a_built_in_kind() {
+    let repo = repository(BLUEPRINT);
+    repo.write("kinds/MultisliceTraining/kind.yaml", KIND);
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert_eq!(
+        run.stderr,
+        "error: `kinds/MultisliceTraining/`: shadows the built-in kind `MultisliceTraining`: a repository cannot redefine a built-in kind; rename the folder\n"
+    );
+    assert!(repo.generated().is_empty());
+}
+
+#[test]
+fn templates_cannot_include_files_outside_their_kind() {
+    let repo = repository(BLUEPRINT);
+    repo.write("secret.txt", "hunter2\n");
+    repo.write(
+        "kinds/TpuServer/templates/server.yaml",
+        &format!("{TEMPLATE}---\n{{% include \"../../../secret.txt\" %}}\n"),
+    );
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("template `kinds/TpuServer/templates/server.yaml` failed: line 48:")
+            && run
+                .stderr
+                .contains("a kind's templates include only files of `kinds/TpuServer/templates/`"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("hunter2"));
+    assert!(repo.generated().is_empty());
+
+    // Files of the kind's own folder can be included, and partials (`_*`) render nothing
+    // by themselves.
+    let repo = repository(BLUEPRINT);
+    repo.write(
+        "kinds/TpuServer/templates/_labels.yaml",
+        "        tier: {{ parameters.port | string }}\n",
+    );
+    repo.write(
+        "kinds/TpuServer/templates/server.yaml",
+        &TEMPLATE.replace(
+            "        app.kubernetes.io/name: {{ name }}\n    spec:",
+            "        app.kubernetes.io/name: {{ name }}\n{% include \"_labels.yaml\" %}\n    spec:",
+        ),
+    );
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(read(&repo, DEPLOYMENT).contains("tier: \"8000\""));
+}
+
+#[test]
+fn a_kind_cannot_turn_rules_off_but_its_blueprint_can() {
+    // The kind's template tries to hide the chip mismatch it renders.
+    let sneaky = TEMPLATE.replace(
+        "kind: Deployment\nmetadata:\n  name: {{ name }}\n",
+        "kind: Deployment\nmetadata:\n  name: {{ name }}\n  annotations:\n    aiml.dev/ignore: tpu-chips-per-host\n",
+    );
+    let repo = repository(&format!("{BLUEPRINT}  chips: 4\n"));
+    repo.write("kinds/TpuServer/templates/server.yaml", &sneaky);
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("sets `aiml.dev/ignore` for blueprint `gemma-server`")
+            && run.stderr.contains("a kind cannot turn rules off"),
+        "{}",
+        run.stderr
+    );
+    assert!(repo.generated().is_empty());
+
+    // The blueprint's own annotation is the one way to turn the rule off.
+    let repo = repository(&format!("{BLUEPRINT}  chips: 4\n").replace(
+        "  name: gemma-server\n",
+        "  name: gemma-server\n  annotations:\n    aiml.dev/ignore: tpu-chips-per-host\n",
+    ));
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stderr.contains("1 suppressed"), "{}", run.stderr);
+}
+
+#[test]
+fn broken_kind_definitions_are_errors_naming_the_file_and_line() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "kinds/TpuServer/templates/server.yaml",
+            "{% if %}\n",
+            "error: `kinds/TpuServer/templates/server.yaml:1`: template syntax error:",
+        ),
+        (
+            "kinds/TpuServer/kind.yaml",
+            &KIND.replace(
+                "      type: integer\n      minimum",
+                "      type: integr\n      minimum",
+            ),
+            "error: `kinds/TpuServer/kind.yaml:16`: `schema.properties.port.type` is no valid JSON Schema",
+        ),
+        (
+            "kinds/TpuServer/kind.yaml",
+            &KIND.replace(
+                "    image:\n",
+                "    project:\n      type: string\n    image:\n",
+            ),
+            "error: `kinds/TpuServer/kind.yaml:12`: parameter `project` is a shared spec field of every kind; rename it",
+        ),
+        (
+            "kinds/TpuServer/kind.yaml",
+            &format!("{KIND}replicas: 2\n"),
+            "error: `kinds/TpuServer/kind.yaml:23`: unknown field `replicas`",
+        ),
+        (
+            "kinds/TpuServer/templates/server.yaml",
+            &format!("{TEMPLATE}---\n- not\n- an object\n"),
+            "rendered a document that is not a Kubernetes object for blueprint `gemma-server` (line 61 of the output)",
+        ),
+        (
+            "kinds/TpuServer/templates/server.yaml",
+            &format!("{TEMPLATE}---\nkey: [unclosed\n"),
+            "rendered malformed YAML for blueprint `gemma-server`",
+        ),
+        (
+            "kinds/TpuServer/templates/server.yaml",
+            "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+            "the template ran too long (a runaway loop?)",
+        ),
+    ];
+    for (file, text, expected) in cases {
+        let repo = repository(BLUEPRINT);
+        repo.write(file, text);
+        let run = repo.aiml(&["render"]);
+        assert_eq!(run.code, 2, "{file}: {}", run.transcript());
+        assert!(run.stderr.contains(expected), "{file}: {}", run.stderr);
+        assert!(repo.generated().is_empty(), "{file}: something was written");
+    }
+}
+
+#[test]
+fn changing_a_kinds_files_renders_its_blueprints_again() {
+    let repo = repository(BLUEPRINT);
+    assert_eq!(repo.aiml(&["render"]).code, 0);
+    let again = repo.aiml(&["render"]);
+    assert!(again.stderr.contains("0 files changed"), "{}", again.stderr);
+    // The blueprint did not change; the kind's template did.
+    repo.write(
+        "kinds/TpuServer/templates/server.yaml",
+        &TEMPLATE.replace("cpu: \"4\"", "cpu: \"2\""),
+    );
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(!run.stderr.contains("0 files changed"), "{}", run.stderr);
+    assert!(read(&repo, DEPLOYMENT).contains("cpu: \"2\""));
+    // Any file of the folder counts, not only templates.
+    repo.write("kinds/TpuServer/kind.yaml", &KIND.replace("8000", "9000"));
+    assert_eq!(repo.aiml(&["render"]).code, 0);
+    assert!(read(&repo, DEPLOYMENT).contains("containerPort: 9000"));
+    assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
+}
