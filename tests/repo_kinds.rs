@@ -399,3 +399,101 @@ fn changing_a_kinds_files_renders_its_blueprints_again() {
     assert!(read(&repo, DEPLOYMENT).contains("containerPort: 9000"));
     assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
 }
+
+#[test]
+fn a_gpu_kind_gets_its_pool_selector_and_bucket_from_the_shared_blocks() {
+    let repo = TestRepo::empty();
+    repo.write(
+        "kinds/GpuBatch/kind.yaml",
+        "summary: A batch Job on the blueprint's GPU pool, reading and writing its bucket
+accelerator: gpu
+bucket: true
+schema:
+  type: object
+  properties:
+    image: {type: string, default: \"python:3.12\"}
+",
+    );
+    repo.write(
+        "kinds/GpuBatch/templates/job.yaml",
+        r#"{% import "aiml/workload.yaml" as blocks %}
+{{ blocks.namespace(namespace) }}
+{{ blocks.workload_identity_service_account(kubernetes_service_account, namespace, workload_service_account) }}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ name }}
+  namespace: {{ namespace }}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      serviceAccountName: {{ kubernetes_service_account }}
+      nodeSelector: {{ node_selector }}
+      containers:
+      - name: batch
+        image: {{ parameters.image }}
+        env:
+        - name: OUTPUT
+          value: {{ bucket.url }}
+        resources:
+          requests:
+            cpu: "2"
+            memory: 8Gi
+          limits:
+            memory: 8Gi
+            nvidia.com/gpu: {{ gpu.count }}
+"#,
+    );
+    repo.write(
+        "blueprints/batch.yaml",
+        "apiVersion: aiml.dev/v1alpha1
+kind: GpuBatch
+metadata:
+  name: batch
+spec:
+  project: my-project
+  gpu: {type: nvidia-l4, count: 1}
+  gpuPool: {autoscaling: {minNodes: 0, maxNodes: 2}}
+",
+    );
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let job = read(&repo, "rendered/batch/workload/batch/job.batch_batch.yaml");
+    for expected in [
+        "cloud.google.com/gke-accelerator: nvidia-l4",
+        "aiml.dev/blueprint: batch",
+        "nvidia.com/gpu: 1",
+        "value: gs://my-project-batch",
+        "image: python:3.12",
+    ] {
+        assert!(job.contains(expected), "no `{expected}` in\n{job}");
+    }
+    let pool = read(
+        &repo,
+        "rendered/batch/config-connector/my-project/containernodepool.container.cnrm.cloud.google.com_batch-gpu-pool.yaml",
+    );
+    assert!(pool.contains("machineType: g2-standard-4"), "{pool}");
+    assert!(pool.contains("maxNodeCount: 2"), "{pool}");
+    assert!(
+        repo.path()
+            .join("rendered/batch/config-connector/my-project/storagebucket.storage.cnrm.cloud.google.com_my-project-batch.yaml")
+            .is_file()
+    );
+
+    // The `gpu` stanza is checked through the catalog like the built-in kinds'.
+    repo.write(
+        "blueprints/batch.yaml",
+        &read(&repo, "blueprints/batch.yaml")
+            .replace("nvidia-l4, count: 1", "nvidia-tesla-t4, count: 3"),
+    );
+    let run = repo.aiml(&["validate"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("error[gpu-count]") && run.stderr.contains("blueprints/batch.yaml:7"),
+        "{}",
+        run.stderr
+    );
+}

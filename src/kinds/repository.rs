@@ -893,16 +893,10 @@ impl Inner {
     fn render_error(&self, path: &str, error: &minijinja::Error) -> TemplateError {
         // The error may come from an included template: name that one.
         let template = match error.name() {
-            Some(name)
-                if name != SHARED_BLOCKS
-                    && Some(name)
-                        != path
-                            .rsplit_once(&format!("{TEMPLATES_DIR}/"))
-                            .map(|(_, n)| n) =>
-            {
+            Some(SHARED_BLOCKS) => SHARED_BLOCKS.to_string(),
+            Some(name) if self.environment.get_template(name).is_ok() => {
                 format!("{}{TEMPLATES_DIR}/{name}", self.folder)
             }
-            Some(SHARED_BLOCKS) => SHARED_BLOCKS.to_string(),
             _ => path.to_string(),
         };
         let line = error
@@ -960,17 +954,31 @@ fn check_output(path: &str, blueprint: &str, text: &str) -> Result<(), TemplateE
                 "rendered a document that is not a Kubernetes object for blueprint `{blueprint}` (line {line} of the output); expected a mapping with `apiVersion`, `kind` and `metadata.name`"
             )));
         }
-        if document
-            .at(&["metadata", "annotations", crate::rules::IGNORE_ANNOTATION])
-            .is_some()
-        {
+        // Anywhere, not only on the object's own metadata: items of a `List` are objects too.
+        if let Some(key) = find_key(&document, crate::rules::IGNORE_ANNOTATION) {
             return Err(error(format!(
-                "sets `{}` for blueprint `{blueprint}` (line {line} of the output): a kind cannot turn rules off; only a blueprint can, in its own `metadata.annotations`",
-                crate::rules::IGNORE_ANNOTATION
+                "sets `{}` for blueprint `{blueprint}` (line {} of the output): a kind cannot turn rules off; only a blueprint can, in its own `metadata.annotations`",
+                crate::rules::IGNORE_ANNOTATION,
+                key.span.line
             )));
         }
     }
     Ok(())
+}
+
+/// The first mapping key called `name` in the tree under `node`.
+fn find_key<'n>(node: &'n Node, name: &str) -> Option<&'n Key> {
+    match &node.value {
+        Value::Map(entries) => entries.iter().find_map(|(key, value)| {
+            if key.text == name {
+                Some(key)
+            } else {
+                find_key(value, name)
+            }
+        }),
+        Value::Seq(items) => items.iter().find_map(|item| find_key(item, name)),
+        _ => None,
+    }
 }
 
 /// A blueprint of a repository kind, read.
