@@ -497,3 +497,32 @@ spec:
         run.stderr
     );
 }
+
+#[test]
+fn render_commit_takes_the_kinds_files_with_the_output() {
+    let repo = repository(BLUEPRINT);
+    let git = git2::Repository::init(repo.path()).expect("git init");
+    let identity: [(&str, &std::ffi::OsStr); 4] = [
+        ("GIT_AUTHOR_NAME", "Test Author".as_ref()),
+        ("GIT_AUTHOR_EMAIL", "author@example.com".as_ref()),
+        ("GIT_COMMITTER_NAME", "Test Committer".as_ref()),
+        ("GIT_COMMITTER_EMAIL", "committer@example.com".as_ref()),
+    ];
+    let run = repo.aiml_with_env(&["render", "--commit"], &identity);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let tree = git
+        .head()
+        .and_then(|head| head.peel_to_tree())
+        .expect("a commit");
+    for path in [
+        "kinds/TpuServer/kind.yaml",
+        "kinds/TpuServer/templates/server.yaml",
+        "blueprints/server.yaml",
+        "overlays/gemma-server/workload/resources.yaml",
+    ] {
+        assert!(
+            tree.get_path(std::path::Path::new(path)).is_ok(),
+            "`{path}` is not in the commit"
+        );
+    }
+}
