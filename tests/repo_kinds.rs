@@ -26,6 +26,7 @@ schema:
       minimum: 1
       maximum: 65535
       default: 8000
+      description: Port the server listens on.
     chips:
       type: integer
       description: TPU chips per pod (default, and right, is every chip of the host).
@@ -350,7 +351,7 @@ fn broken_kind_definitions_are_errors_naming_the_file_and_line() {
         (
             "kinds/TpuServer/kind.yaml",
             &format!("{KIND}replicas: 2\n"),
-            "error: `kinds/TpuServer/kind.yaml:23`: unknown field `replicas`",
+            "error: `kinds/TpuServer/kind.yaml:24`: unknown field `replicas`",
         ),
         (
             "kinds/TpuServer/templates/server.yaml",

@@ -560,10 +560,27 @@ fn spec_schema(definition: &Definition, shared_fields: &[&str], parameters: &Jso
         properties.retain(|name, _| shared_fields.contains(&name.as_str()));
     }
     let mut required: Vec<Json> = vec![Json::from("project")];
-    match definition.accelerator {
-        Accelerator::Tpu => required.push(Json::from("tpu")),
-        Accelerator::Gpu => required.push(Json::from("gpu")),
-        Accelerator::None => {}
+    let stanza = match definition.accelerator {
+        Accelerator::Tpu => Some("tpu"),
+        Accelerator::Gpu => Some("gpu"),
+        Accelerator::None => None,
+    };
+    if let Some(stanza) = stanza {
+        required.push(Json::from(stanza));
+        // Required here, so not nullable: keep the stanza's own schema of `anyOf [it, null]`.
+        if let Some(property) = schema.pointer_mut(&format!("/properties/{stanza}"))
+            && let Some(branch) = property
+                .get("anyOf")
+                .and_then(Json::as_array)
+                .and_then(|branches| branches.iter().find(|b| b.get("$ref").is_some()))
+                .cloned()
+            && let Some(object) = property.as_object_mut()
+        {
+            object.remove("anyOf");
+            if let Json::Object(branch) = branch {
+                object.extend(branch);
+            }
+        }
     }
     if let Some(Json::Array(more)) = parameters.get("required") {
         required.extend(more.iter().cloned());
@@ -846,9 +863,32 @@ impl Inner {
                 if !matches!(node.value, Value::Map(_) | Value::Seq(_)) {
                     d = d.found(scalar(&node.value));
                 }
-                d.expected(format!("what the `{}` kind's schema allows", self.name))
+                // The field's own description says what it wants, when the kind wrote one.
+                if let Some(description) = self.description(&steps) {
+                    d = d.expected(description);
+                }
+                d.fix(format!(
+                    "see the `{}` kind's schema: `kubectl aiml blueprints --schema {}`",
+                    self.name, self.name
+                ))
             }
         }
+    }
+
+    /// The `description` of the parameter schema at `steps` (through `properties` and
+    /// `items`), when it has one.
+    fn description(&self, steps: &[Step]) -> Option<String> {
+        let mut schema = &self.spec_schema;
+        for step in steps {
+            schema = match step {
+                Step::Key(key) => schema.get("properties")?.get(key)?,
+                Step::Index(_) => schema.get("items")?,
+            };
+        }
+        schema
+            .get("description")
+            .and_then(Json::as_str)
+            .map(str::to_string)
     }
 
     /// Renders the object templates with `context` into one YAML stream, checking that each
