@@ -527,3 +527,27 @@ fn render_commit_takes_the_kinds_files_with_the_output() {
         );
     }
 }
+
+#[test]
+fn a_kinds_folder_of_another_project_is_left_alone() {
+    // A git work tree without `blueprints/`: `validate` checks manifests there, and the
+    // project's own `kinds/` folder means nothing to kubectl-aiml.
+    let repo = TestRepo::empty();
+    std::fs::create_dir(repo.path().join(".git")).expect("mkdir");
+    repo.write("kinds/Go/types.go", "package kinds\n");
+    repo.write(
+        "k8s/namespace.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n",
+    );
+    let run = repo.aiml(&["validate", "k8s"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    // In a kubectl-aiml repository the same folder is a broken kind.
+    repo.write("blueprints/server.yaml", BLUEPRINT);
+    let run = repo.aiml(&["validate", "k8s"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("`kinds/Go/`: no `kind.yaml`"),
+        "{}",
+        run.stderr
+    );
+}

@@ -232,8 +232,13 @@ struct Inner {
     max_output: u64,
 }
 
-/// Loads every kind under `<root>/kinds/`, sorted by name. No folder: none.
+/// Loads every kind under `<root>/kinds/`, sorted by name. No folder: none. Only a
+/// kubectl-aiml repository (one with `blueprints/`) has kinds: a `kinds/` folder of some
+/// other project, met when `validate` runs in its git work tree, is not ours to read.
 pub fn load(root: &Path, max_file_size: u64) -> Result<Vec<RepositoryKind>, KindError> {
+    if !root.join(crate::repo::BLUEPRINTS_DIR).is_dir() {
+        return Ok(Vec::new());
+    }
     let dir = root.join(KINDS_DIR);
     let Ok(metadata) = fs_err::symlink_metadata(&dir) else {
         return Ok(Vec::new());
