@@ -110,6 +110,13 @@ fn read(repo: &TestRepo, path: &str) -> String {
 #[test]
 fn a_repository_kind_renders_through_the_shared_blocks() {
     let repo = repository(BLUEPRINT);
+    // Documentation beside the definition, binary or not, is no template.
+    repo.write("kinds/TpuServer/README.md", "# TpuServer\n");
+    std::fs::write(
+        repo.path().join("kinds/TpuServer/diagram.png"),
+        b"\x89PNG\r\n\x1a\n\xff",
+    )
+    .expect("write");
     let run = repo.aiml(&["render"]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     // The workload is the kind's template, with the derived TPU plan and the defaults of

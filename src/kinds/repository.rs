@@ -320,7 +320,10 @@ impl RepositoryKind {
             }
         };
         let definition_file = format!("{folder}{definition_name}");
-        let (definition, document) = read_definition(&definition_file, &files[definition_name])?;
+        let (definition, document) = read_definition(
+            &definition_file,
+            text(&files[definition_name], &definition_file)?,
+        )?;
         let schema_node = document.get("schema").unwrap_or(&document);
         let tpu_families = tpu_families(&definition, &definition_file, &document)?;
         let mut shared_fields: Vec<&'static str> = COMMON_FIELDS.to_vec();
@@ -386,7 +389,7 @@ fn read_folder(
     dir: &Path,
     folder: &str,
     max_file_size: u64,
-) -> Result<BTreeMap<String, String>, KindError> {
+) -> Result<BTreeMap<String, Vec<u8>>, KindError> {
     let mut files = BTreeMap::new();
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
         let entry = entry.map_err(|e| KindError::new(folder, e.to_string()))?;
@@ -407,18 +410,61 @@ fn read_folder(
                 format!("more than {MAX_FILES} files in one kind folder"),
             ));
         }
-        let text = crate::repo::read_text(entry.path(), &display, max_file_size)
-            .map_err(|e| KindError::new(&display, e.to_string()))?;
-        files.insert(relative, text);
+        files.insert(relative, read_bytes(entry.path(), &display, max_file_size)?);
     }
     Ok(files)
 }
 
+/// A regular file of at most `limit` bytes (a FIFO or device is named, never read). Any
+/// content: a kind folder may hold images for its README; templates must be text.
+fn read_bytes(path: &Path, display: &str, limit: u64) -> Result<Vec<u8>, KindError> {
+    use std::io::Read as _;
+    let error = |e: std::io::Error| KindError::new(display, e.to_string());
+    let metadata = fs_err::metadata(path).map_err(error)?;
+    if !metadata.is_file() {
+        return Err(KindError::new(
+            display,
+            format!(
+                "{}, not a regular file: refused",
+                crate::repo::describe_file_type(metadata.file_type())
+            ),
+        ));
+    }
+    let mut bytes = Vec::new();
+    // The file may grow between the check and the read.
+    fs_err::File::open(path)
+        .map_err(error)?
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(error)?;
+    if metadata.len() > limit || bytes.len() as u64 > limit {
+        return Err(KindError::new(
+            display,
+            format!(
+                "larger than {}, the file size limit (`{}`)",
+                crate::limits::human_size(limit),
+                crate::limits::MAX_FILE_SIZE_VAR
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// A file of the kind that must be text (its definition, its templates).
+fn text<'f>(bytes: &'f [u8], display: &str) -> Result<&'f str, KindError> {
+    std::str::from_utf8(bytes).map_err(|_| {
+        KindError::new(
+            display,
+            "not UTF-8 text: a kind's definition and templates are text files",
+        )
+    })
+}
+
 /// A hash over every file's path and content.
-fn fingerprint(files: &BTreeMap<String, String>) -> String {
+fn fingerprint(files: &BTreeMap<String, Vec<u8>>) -> String {
     let mut material = Vec::new();
-    for (path, text) in files {
-        for part in [path.as_bytes(), text.as_bytes()] {
+    for (path, content) in files {
+        for part in [path.as_bytes(), content.as_slice()] {
             material.extend_from_slice(&(part.len() as u64).to_le_bytes());
             material.extend_from_slice(part);
         }
@@ -626,7 +672,7 @@ fn spec_schema(definition: &Definition, shared_fields: &[&str], parameters: &Jso
 /// here, so syntax errors stop the command before anything renders.
 fn environment(
     folder: &str,
-    files: &BTreeMap<String, String>,
+    files: &BTreeMap<String, Vec<u8>>,
 ) -> Result<(Environment<'static>, Vec<String>), KindError> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
@@ -646,7 +692,7 @@ fn environment(
     .map_err(|e| KindError::new(folder, e.to_string()))?;
     let prefix = format!("{TEMPLATES_DIR}/");
     let mut objects = Vec::new();
-    for (path, text) in files {
+    for (path, content) in files {
         let Some(name) = path.strip_prefix(&prefix) else {
             continue;
         };
@@ -657,7 +703,7 @@ fn environment(
                 format!("`{SHARED_BLOCKS}` is the name of the shared blocks; rename the file"),
             ));
         }
-        env.add_template_owned(name.to_string(), text.clone())
+        env.add_template_owned(name.to_string(), text(content, &display)?.to_string())
             .map_err(|error| template_syntax_error(&display, &error))?;
         let file_name = name.rsplit('/').next().unwrap_or(name);
         let is_yaml = file_name.ends_with(".yaml") || file_name.ends_with(".yml");
