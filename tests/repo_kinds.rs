@@ -558,3 +558,56 @@ fn a_kinds_folder_of_another_project_is_left_alone() {
         run.stderr
     );
 }
+
+#[test]
+fn a_kind_without_accelerator_or_fields_of_its_own() {
+    let repo = TestRepo::empty();
+    repo.write(
+        "kinds/Notes/kind.yaml",
+        "summary: A ConfigMap of notes on the blueprint's cluster\n",
+    );
+    repo.write(
+        "kinds/Notes/templates/notes.yaml",
+        "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ name ~ \"-notes\" }}
+  namespace: default
+data:
+  cluster: {{ cluster.name }}
+  selector: {{ node_selector | length | string }}
+",
+    );
+    let blueprint = "apiVersion: aiml.dev/v1alpha1
+kind: Notes
+metadata:
+  name: notes
+spec:
+  project: my-project
+";
+    repo.write("blueprints/notes.yaml", blueprint);
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let notes = read(
+        &repo,
+        "rendered/notes/workload/default/configmap_notes-notes.yaml",
+    );
+    assert!(
+        notes.contains("cluster: notes") && notes.contains("selector: \"0\""),
+        "{notes}"
+    );
+
+    // Without `accelerator: tpu` the stanza is no field of the kind.
+    repo.write(
+        "blueprints/notes.yaml",
+        &format!("{blueprint}  tpu: {{type: v6e-8}}\n"),
+    );
+    let run = repo.aiml(&["validate"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("unknown field `tpu`")
+            && run.stderr.contains("blueprints/notes.yaml:7:3"),
+        "{}",
+        run.stderr
+    );
+}

@@ -116,8 +116,15 @@ struct Definition {
     /// workloads.
     #[serde(default)]
     bucket: bool,
-    /// JSON Schema of the kind's own spec fields: an object schema with `properties`.
+    /// JSON Schema of the kind's own spec fields: an object schema with `properties`
+    /// (default: none).
+    #[serde(default = "no_parameters")]
     schema: Json,
+}
+
+/// A kind without fields of its own.
+fn no_parameters() -> Json {
+    serde_json::json!({"type": "object", "properties": {}})
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -513,15 +520,19 @@ fn tpu_families(
     file: &str,
     document: &Node,
 ) -> Result<Vec<TpuFamily>, KindError> {
-    let Some(names) = &definition.tpu.families else {
-        return Ok(TpuFamily::ALL.to_vec());
-    };
-    if definition.accelerator != Accelerator::Tpu {
-        return Err(KindError::new(
+    let options = &definition.tpu;
+    if definition.accelerator != Accelerator::Tpu
+        && (options.families.is_some() || options.multislice)
+    {
+        return Err(KindError::at(
             file,
-            "`tpu.families` is set but `accelerator` is not `tpu`",
+            document.get("tpu").map(|n| n.span),
+            "`tpu` options are set but `accelerator` is not `tpu`; set `accelerator: tpu` or remove `tpu`",
         ));
     }
+    let Some(names) = &options.families else {
+        return Ok(TpuFamily::ALL.to_vec());
+    };
     names
         .iter()
         .map(|name| {
