@@ -10,7 +10,7 @@
 //!
 //! Built-in kinds implement [`TypedKind`]; the [`Registry`] holds them as [`Kind`] trait
 //! objects, registered at run time, so kinds a repository defines under `kinds/<Kind>/`
-//! ([`repository`]) join through the same interface ([`Registry::for_repository`]). To add a
+//! ([`mod@repository`]) join through the same interface ([`Registry::for_repository`]). To add a
 //! built-in kind: a module here with `spec`, `plan` and `templates/`, and one `register` line
 //! in [`Registry::builtin`].
 
