@@ -611,3 +611,50 @@ spec:
         run.stderr
     );
 }
+
+/// Copies the folder `from` into `to`, recursively.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+#[test]
+fn the_example_repository_kind_renders_what_is_committed() {
+    let repo = TestRepo::empty();
+    copy_dir(
+        std::path::Path::new("examples/repository-kind"),
+        repo.path(),
+    );
+    let run = repo.aiml(&["render", "--check"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let run = repo.aiml(&["blueprints"]);
+    assert!(
+        run.stdout
+            .contains("TpuSmokeTest           kinds/TpuSmokeTest/"),
+        "{}",
+        run.stdout
+    );
+    // The template reads the slice's numbers: a single-host type is one pod of 8 chips.
+    repo.write(
+        "blueprints/smoke-v5e-16.yaml",
+        &read(&repo, "blueprints/smoke-v5e-16.yaml").replace("v5litepod-16", "v5litepod-8"),
+    );
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let job = read(
+        &repo,
+        "rendered/smoke-v5e-16/workload/smoke-v5e-16/job.batch_smoke-v5e-16.yaml",
+    );
+    assert!(
+        job.contains("parallelism: 1") && job.contains("google.com/tpu: 8"),
+        "{job}"
+    );
+}
