@@ -2,8 +2,8 @@
 //!
 //! The commit is built from the files `render` just wrote (never a second render): the tree
 //! of the base commit, with every file under `blueprints/`, `kinds/`, `overlays/`, `rendered/`
-//! and `aiml.yaml` taken from the work tree (git-ignored files left out unless tracked, files gone
-//! from the work tree removed). Nothing else goes in: other changes, staged or not, stay as
+//! and `aiml.yaml` taken from the work tree (git-ignored files left out unless tracked, files
+//! gone from the work tree removed). Nothing else goes in: other changes, staged or not, stay as
 //! they are. On the current branch the index is then updated for those paths, so `git status`
 //! shows them clean; with `--branch NAME` the commit goes on that branch (created from `HEAD`
 //! when absent) and neither `HEAD`, the index nor the work tree is touched.
@@ -109,8 +109,9 @@ struct Update {
 }
 
 /// Commits the files of the kubectl-aiml repository that `render` owns or reads
-/// (`blueprints/`, `kinds/`, `overlays/`, `rendered/`, `aiml.yaml`). `message` goes first; the list of
-/// changed blueprints follows (`blueprint_files`: each blueprint file's blueprint names).
+/// (`blueprints/`, `kinds/`, `overlays/`, `rendered/`, `aiml.yaml`). `message` goes first;
+/// the list of changed blueprints follows (`blueprint_files`: each blueprint file's blueprint
+/// names).
 pub fn commit(
     prepared: &Prepared,
     message: Option<&str>,
