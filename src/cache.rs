@@ -96,6 +96,8 @@ pub struct Inputs<'a> {
     pub file: &'a str,
     /// The whole file's text (for Jsonnet, followed by every input of its evaluation).
     pub text: &'a str,
+    /// The fingerprint of its kind when the repository defines it (`kinds/<Kind>/`).
+    pub kind: Option<&'a str>,
 }
 
 impl Cache {
@@ -123,6 +125,7 @@ impl Cache {
             inputs.name.as_bytes(),
             inputs.file.as_bytes(),
             inputs.text.as_bytes(),
+            inputs.kind.unwrap_or_default().as_bytes(),
         ])
     }
 
@@ -375,6 +378,7 @@ mod tests {
             name: "a",
             file: "blueprints/a.yaml",
             text: "x",
+            kind: None,
         };
         let key = cache.key(&base);
         for other in [
@@ -384,6 +388,10 @@ mod tests {
                 ..base
             },
             Inputs { text: "y", ..base },
+            Inputs {
+                kind: Some("k"),
+                ..base
+            },
         ] {
             assert_ne!(cache.key(&other), key);
         }

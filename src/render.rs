@@ -72,14 +72,14 @@ pub enum RenderError {
     /// Kustomize missing or failing; the overlay path is in the message.
     #[error(transparent)]
     Kustomize(#[from] KustomizeError),
-    /// A template of this binary failed.
-    #[error("blueprint `{blueprint}`: {source}")]
+    /// A template of this binary, or of a repository kind, failed. (Not a `#[source]`: the
+    /// message already holds it, and error chains would print it twice.)
+    #[error("blueprint `{blueprint}`: {error}")]
     Template {
         /// The blueprint.
         blueprint: String,
         /// Why.
-        #[source]
-        source: TemplateError,
+        error: TemplateError,
     },
     /// Kustomize output could not be split into objects.
     #[error("blueprint `{blueprint}`: {source}")]
@@ -273,6 +273,7 @@ pub fn build(
                     name: r.blueprint.name,
                     file: r.blueprint.file,
                     text: r.blueprint.source,
+                    kind: r.blueprint.kind.fingerprint(),
                 })
             });
             if let (Some(cache), Some(key)) = (cache, &key)
@@ -422,9 +423,9 @@ fn compile_one(
     repository: &Repository,
     settings: &Settings,
 ) -> Result<(Option<kinds::Compiled>, Vec<Diagnostic>, Lookups), RenderError> {
-    let template_error = |source| RenderError::Template {
+    let template_error = |error| RenderError::Template {
         blueprint: read.blueprint.name.to_string(),
-        source,
+        error,
     };
     let mut planner = Planner::new(&read.blueprint, repository);
     let mut compiled = read.spec.compile(&mut planner).map_err(template_error)?;

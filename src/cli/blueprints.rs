@@ -1,4 +1,5 @@
-//! `kubectl aiml blueprints [--schema KIND]`.
+//! `kubectl aiml blueprints [--schema KIND]`: the kinds (built in, or defined by the
+//! repository under `kinds/<Kind>/`) and the repository's blueprints.
 
 use aiml::blueprint;
 use aiml::diagnostic::Diagnostic;
@@ -24,7 +25,13 @@ pub(super) fn list(context: &Context<'_>) -> anyhow::Result<Outcome> {
     if printer.json {
         let kinds: Vec<_> = registry
             .iter()
-            .map(|k| serde_json::json!({ "kind": k.name(), "summary": k.summary() }))
+            .map(|k| {
+                serde_json::json!({
+                    "kind": k.name(),
+                    "summary": k.summary(),
+                    "source": source(k),
+                })
+            })
             .collect();
         let items: Vec<_> = listed
             .iter()
@@ -45,7 +52,12 @@ pub(super) fn list(context: &Context<'_>) -> anyhow::Result<Outcome> {
     } else {
         let mut text = format!("KINDS ({})\n", blueprint::API_VERSION);
         for k in registry.iter() {
-            text.push_str(&format!("  {:<22} {}\n", k.name(), k.summary()));
+            text.push_str(&format!(
+                "  {:<22} {:<24} {}\n",
+                k.name(),
+                source(k),
+                k.summary()
+            ));
         }
         text.push_str("\nBLUEPRINTS\n");
         if listed.is_empty() {
@@ -66,6 +78,11 @@ pub(super) fn list(context: &Context<'_>) -> anyhow::Result<Outcome> {
             Outcome::Success
         },
     )
+}
+
+/// Where a kind comes from: `built-in`, or its folder in the repository (`kinds/<Kind>/`).
+fn source(kind: &dyn aiml::kinds::Kind) -> &str {
+    kind.origin().unwrap_or("built-in")
 }
 
 /// The schema of `spec` alone (`kubectl aiml schema KIND` prints the whole document).

@@ -311,7 +311,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         extra_schemas = Schemas::with_dirs(&cli.global.schemas)?;
         &extra_schemas
     };
-    let context = Context {
+    let mut context = Context {
         printer,
         registry: Registry::builtin(),
         checks: Checks {
@@ -325,6 +325,13 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         suppressions: Suppressions::global(&cli.global.ignore)?,
         kustomize_mode: cli.global.kustomize,
     };
+    // The repository's own kinds (`kinds/<Kind>/`) join once its root is known; the rules
+    // and the version need no repository, and a command outside one says so itself.
+    if !matches!(cli.command, Command::Rules { .. } | Command::Version)
+        && let Ok(root) = context.root()
+    {
+        context.registry = Registry::for_repository(&root, &context.limits)?;
+    }
     match cli.command {
         Command::Render {
             names,

@@ -1,9 +1,9 @@
 //! `render --commit`: one commit of the changed blueprints, overlays and rendered files.
 //!
 //! The commit is built from the files `render` just wrote (never a second render): the tree
-//! of the base commit, with every file under `blueprints/`, `overlays/`, `rendered/` and
-//! `aiml.yaml` taken from the work tree (git-ignored files left out unless tracked, files gone
-//! from the work tree removed). Nothing else goes in: other changes, staged or not, stay as
+//! of the base commit, with every file under `blueprints/`, `kinds/`, `overlays/`, `rendered/`
+//! and `aiml.yaml` taken from the work tree (git-ignored files left out unless tracked, files
+//! gone from the work tree removed). Nothing else goes in: other changes, staged or not, stay as
 //! they are. On the current branch the index is then updated for those paths, so `git status`
 //! shows them clean; with `--branch NAME` the commit goes on that branch (created from `HEAD`
 //! when absent) and neither `HEAD`, the index nor the work tree is touched.
@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::{GitError, Repo};
+use crate::kinds::repository::KINDS_DIR;
 use crate::repo::{BLUEPRINTS_DIR, OVERLAYS_DIR, RENDERED_DIR};
 use crate::settings::SETTINGS_FILE;
 
@@ -108,8 +109,9 @@ struct Update {
 }
 
 /// Commits the files of the kubectl-aiml repository that `render` owns or reads
-/// (`blueprints/`, `overlays/`, `rendered/`, `aiml.yaml`). `message` goes first; the list of
-/// changed blueprints follows (`blueprint_files`: each blueprint file's blueprint names).
+/// (`blueprints/`, `kinds/`, `overlays/`, `rendered/`, `aiml.yaml`). `message` goes first;
+/// the list of changed blueprints follows (`blueprint_files`: each blueprint file's blueprint
+/// names).
 pub fn commit(
     prepared: &Prepared,
     message: Option<&str>,
@@ -201,7 +203,13 @@ fn base(prepared: &Prepared) -> Result<(Option<git2::Commit<'_>>, String), GitEr
 fn updates(repo: &Repo, base: &git2::Tree<'_>) -> Result<Vec<Update>, GitError> {
     let root = repo.workdir.join(&repo.prefix);
     let mut in_base: BTreeMap<String, (git2::Oid, i32)> = BTreeMap::new();
-    for top in [BLUEPRINTS_DIR, OVERLAYS_DIR, RENDERED_DIR, SETTINGS_FILE] {
+    for top in [
+        BLUEPRINTS_DIR,
+        KINDS_DIR,
+        OVERLAYS_DIR,
+        RENDERED_DIR,
+        SETTINGS_FILE,
+    ] {
         let Ok(entry) = base.get_path(Path::new(&format!("{}{top}", repo.prefix))) else {
             continue;
         };
@@ -223,7 +231,13 @@ fn updates(repo: &Repo, base: &git2::Tree<'_>) -> Result<Vec<Update>, GitError> 
         }
     }
     let mut present: BTreeMap<String, (Vec<u8>, git2::FileMode)> = BTreeMap::new();
-    for top in [BLUEPRINTS_DIR, OVERLAYS_DIR, RENDERED_DIR, SETTINGS_FILE] {
+    for top in [
+        BLUEPRINTS_DIR,
+        KINDS_DIR,
+        OVERLAYS_DIR,
+        RENDERED_DIR,
+        SETTINGS_FILE,
+    ] {
         let start = root.join(top);
         if fs_err::symlink_metadata(&start).is_err() {
             continue;

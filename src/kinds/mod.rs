@@ -9,12 +9,14 @@
 //!    cluster ([`crate::overlay`]).
 //!
 //! Built-in kinds implement [`TypedKind`]; the [`Registry`] holds them as [`Kind`] trait
-//! objects, registered at run time, so kinds defined elsewhere (files in a repository, later)
-//! can join through the same interface. To add a kind: a module here with `spec`, `plan` and
-//! `templates/`, and one `register` line in [`Registry::builtin`].
+//! objects, registered at run time, so kinds a repository defines under `kinds/<Kind>/`
+//! ([`mod@repository`]) join through the same interface ([`Registry::for_repository`]). To add a
+//! built-in kind: a module here with `spec`, `plan` and `templates/`, and one `register` line
+//! in [`Registry::builtin`].
 
 pub mod locust;
 pub mod multislice;
+pub mod repository;
 pub mod sax;
 pub mod triton;
 
@@ -38,6 +40,16 @@ pub trait Kind: Send + Sync {
     fn rules(&self) -> &'static [crate::rules::Rule];
     /// Phase 1: reads `spec` strictly. Errors are malformed input.
     fn read(&self, blueprint: &Blueprint<'_>) -> Result<Box<dyn Spec>, Diagnostic>;
+    /// Where the kind is defined: `None` when built in, else its repository folder
+    /// (`kinds/<Kind>/`).
+    fn origin(&self) -> Option<&str> {
+        None
+    }
+    /// A hash of what defines the kind outside this binary (a repository kind's files), for
+    /// the render cache; built-in kinds are covered by the binary's own fingerprint.
+    fn fingerprint(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A blueprint's spec, read and ready to plan.
@@ -172,6 +184,33 @@ impl Registry {
         registry.register_typed::<locust::LocustBenchmark>();
         registry.register_typed::<triton::TritonServing>();
         registry
+    }
+
+    /// The built-in kinds and those the repository at `root` defines under `kinds/<Kind>/`.
+    /// A broken kind definition, or one that shadows a built-in kind, is an error naming its
+    /// file: nothing may render with it.
+    pub fn for_repository(
+        root: &std::path::Path,
+        limits: &crate::limits::Limits,
+    ) -> Result<Self, repository::KindError> {
+        let mut registry = Self::builtin();
+        for kind in repository::load(root, limits.max_file_size)? {
+            // Kind names differ in case only by mistake: refuse those too.
+            if let Some(builtin) = registry
+                .names()
+                .find(|name| name.eq_ignore_ascii_case(kind.name()))
+            {
+                return Err(repository::KindError {
+                    location: kind.folder().to_string(),
+                    message: format!(
+                        "shadows the built-in kind `{builtin}`: a repository cannot redefine a built-in kind; rename the folder"
+                    ),
+                });
+            }
+            // Folder names are distinct, and the shadow check covers built-ins.
+            let _ = registry.register(Box::new(kind));
+        }
+        Ok(registry)
     }
 
     fn register_typed<K: TypedKind>(&mut self) {
