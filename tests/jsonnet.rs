@@ -460,3 +460,58 @@ fn the_fleet_example_is_rendered_and_current() {
         folders(&repo)
     );
 }
+
+/// `validate FILE.jsonnet` evaluates the file (with the repository's variables, imports kept
+/// inside it) and judges what it yields: blueprints are compiled, findings point at the
+/// Jsonnet line; a Jsonnet file outside any repository may import only beside itself.
+#[test]
+fn validate_evaluates_jsonnet_files_named_on_the_command_line() {
+    let repo = repo_with(&[
+        ("aiml.yaml", "jsonnet:\n  extVars:\n    topology: 4x8\n"),
+        ("blueprints/keep.yaml", &triton_yaml("keep")),
+        (
+            "drafts/train.jsonnet",
+            "{ apiVersion: 'aiml.dev/v1alpha1', kind: 'MultisliceTraining', metadata: { name: 'train' },\n  spec: { project: 'my-project', tpu: { type: 'v4-32', topology: std.extVar('topology') } } }\n",
+        ),
+        ("drafts/ok.jsonnet", &triton("ok")),
+    ]);
+    let run = repo.aiml(&["validate", "drafts/train.jsonnet"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("error[tpu-topology")
+            && run.stderr.contains("--> drafts/train.jsonnet:2:"),
+        "{}",
+        run.stderr
+    );
+    let run = repo.aiml(&["validate", "drafts/ok.jsonnet"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stderr.contains("1 blueprint"), "{}", run.stderr);
+
+    let outside = tempfile::tempdir().expect("temp dir");
+    std::fs::write(outside.path().join("lib.libsonnet"), triton("lib")).expect("write");
+    std::fs::write(
+        outside.path().join("leak.jsonnet"),
+        "import '../etc/passwd'",
+    )
+    .expect("write");
+    std::fs::write(
+        outside.path().join("fine.jsonnet"),
+        "import 'lib.libsonnet'",
+    )
+    .expect("write");
+    let fine = repo.aiml(&[
+        "validate",
+        &outside.path().join("fine.jsonnet").to_string_lossy(),
+    ]);
+    assert_eq!(fine.code, 0, "{}", fine.transcript());
+    let leak = repo.aiml(&[
+        "validate",
+        &outside.path().join("leak.jsonnet").to_string_lossy(),
+    ]);
+    assert_eq!(leak.code, 2, "{}", leak.transcript());
+    assert!(
+        leak.stderr.contains("jsonnet-evaluation"),
+        "{}",
+        leak.stderr
+    );
+}

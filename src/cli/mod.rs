@@ -327,10 +327,21 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     };
     // The repository's own kinds (`kinds/<Kind>/`) join once its root is known; the rules
     // and the version need no repository, and a command outside one says so itself.
-    if !matches!(cli.command, Command::Rules { .. } | Command::Version)
-        && let Ok(root) = context.root()
-    {
-        context.registry = Registry::for_repository(&root, &context.limits)?;
+    // Completion answers with what it can: a broken kind folder must not break the shell.
+    match cli.command {
+        Command::Rules { .. } | Command::Version | Command::Completion { .. } | Command::Man => {}
+        Command::Complete { .. } => {
+            if let Ok(root) = context.root()
+                && let Ok(registry) = Registry::for_repository(&root, &context.limits)
+            {
+                context.registry = registry;
+            }
+        }
+        _ => {
+            if let Ok(root) = context.root() {
+                context.registry = Registry::for_repository(&root, &context.limits)?;
+            }
+        }
     }
     match cli.command {
         Command::Render {
