@@ -162,8 +162,10 @@ pub struct Report {
     pub blueprints: Vec<BlueprintResult>,
     /// Loading problems and every blueprint's findings, sorted.
     pub diagnostics: Vec<Diagnostic>,
-    /// Whether the sync wiring (`rendered/_sync/`) was staged.
+    /// Whether the repository has sync wiring (`rendered/_sync/`).
     pub sync: bool,
+    /// Whether `rendered/_sync/` already holds what this render would write (not staged).
+    pub sync_current: bool,
 }
 
 impl Report {
@@ -195,7 +197,7 @@ impl Report {
             .filter(|b| !b.cached)
             .map(|b| b.name.clone())
             .collect();
-        if self.sync {
+        if self.sync && !self.sync_current {
             folders.push(sync::SYNC_DIR.to_string());
         }
         folders
@@ -208,6 +210,7 @@ impl Report {
             .iter()
             .filter(|b| b.cached)
             .map(|b| b.name.clone())
+            .chain(self.sync_current.then(|| sync::SYNC_DIR.to_string()))
             .collect()
     }
 
@@ -246,6 +249,7 @@ pub fn build(
         blueprints: Vec::new(),
         diagnostics: loaded.diagnostics.clone(),
         sync: false,
+        sync_current: false,
     };
     let all = unique_blueprints(loaded, registry);
     if !names.is_empty() {
@@ -317,22 +321,25 @@ pub fn build(
     report
         .diagnostics
         .extend(collisions(&report.blueprints, &others, &read, &repository));
-    report.sync = stage_sync(loaded, &repository, &report.blueprints, root, staging)?;
+    (report.sync, report.sync_current) =
+        stage_sync(loaded, &repository, &report.blueprints, root, staging)?;
     diagnostic::sort(&mut report.diagnostics);
     Ok(report)
 }
 
 /// Stages `rendered/_sync/` for every blueprint of the repository: those rendered now, and
-/// the others as their folders under `rendered/` hold them. Returns whether anything is wired.
+/// the others as their folders under `rendered/` hold them. Returns whether anything is wired,
+/// and whether `rendered/_sync/` already holds it (then nothing is staged: for a fleet, writing
+/// thousands of unchanged sync objects would cost a no-op render most of its time).
 fn stage_sync(
     loaded: &repo::Loaded,
     repository: &Repository,
     rendered: &[BlueprintResult],
     root: &Path,
     staging: &Path,
-) -> Result<bool, RenderError> {
+) -> Result<(bool, bool), RenderError> {
     if loaded.settings.wiring().is_none() {
-        return Ok(false);
+        return Ok((false, false));
     }
     let mut roots: BTreeMap<String, sync::Roots> = BTreeMap::new();
     for name in repository.keys() {
@@ -353,14 +360,20 @@ fn stage_sync(
         }
     }
     let Some(files) = sync::sync_folder(&loaded.settings, repository, &roots)? else {
-        return Ok(false);
+        return Ok((false, false));
     };
+    let contents = || files.iter().map(|(p, c)| (p.as_str(), c.as_bytes()));
+    let source = crate::settings::SETTINGS_FILE;
+    let current = root.join(RENDERED_DIR).join(sync::SYNC_DIR);
+    if workspace::folder_is_current(&current, source, contents())? {
+        return Ok((true, true));
+    }
     workspace::write_folder(
         &staging.join(RENDERED_DIR).join(sync::SYNC_DIR),
-        crate::settings::SETTINGS_FILE,
-        files.iter().map(|(p, c)| (p.as_str(), c.as_bytes())),
+        source,
+        contents(),
     )?;
-    Ok(true)
+    Ok((true, false))
 }
 
 /// The blueprints with a valid envelope, each name once. A duplicate name is already an error

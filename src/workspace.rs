@@ -575,6 +575,37 @@ pub fn write_folder<'a>(
     fs_err::write(dir.join(MARKER), marker(source, &written))
 }
 
+/// Whether the generated folder `dir` already holds exactly `files` and the marker a render
+/// would write with them, and nothing else: then it need not be staged, compared or swapped.
+/// Reads only; anything unexpected (a link, a missing or extra file) is `false`.
+pub fn folder_is_current<'a>(
+    dir: &Path,
+    source: &str,
+    files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+) -> std::io::Result<bool> {
+    if !fs_err::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        return Ok(false);
+    }
+    let same = |path: &Path, content: &[u8]| {
+        std::fs::symlink_metadata(path)
+            .is_ok_and(|m| m.is_file() && m.len() == content.len() as u64)
+            && std::fs::read(path).is_ok_and(|on_disk| on_disk == content)
+    };
+    let mut written = BTreeMap::new();
+    let mut expected = BTreeSet::from([MARKER.to_string()]);
+    for (relative, content) in files {
+        if !same(&dir.join(relative), content) {
+            return Ok(false);
+        }
+        written.insert(relative.to_string(), blob_id(content)?);
+        expected.insert(relative.to_string());
+    }
+    if !same(&dir.join(MARKER), marker(source, &written).as_bytes()) {
+        return Ok(false);
+    }
+    Ok(tree_paths(dir)? == expected)
+}
+
 /// The marker text for a generated folder holding `files` (relative path → git blob id of
 /// the content written), generated from the blueprint file `source`.
 #[must_use]
@@ -789,6 +820,30 @@ pub fn wait_for_renders(root: &Path, timeout: Duration) -> Result<(), WriteError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_is_current_only_with_exactly_its_files_and_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("_sync");
+        let files = [("a/one.yaml", &b"one\n"[..]), ("two.yaml", &b"two\n"[..])];
+        let current = || folder_is_current(&folder, "aiml.yaml", files).unwrap();
+        assert!(!current(), "a missing folder is not current");
+        write_folder(&folder, "aiml.yaml", files).unwrap();
+        assert!(current());
+        write(&folder.join("two.yaml"), "edited\n");
+        assert!(!current(), "an edited file");
+        write_folder(&folder, "aiml.yaml", files).unwrap();
+        write(&folder.join("extra.yaml"), "x\n");
+        assert!(!current(), "a file the marker does not list");
+        fs_err::remove_file(folder.join("extra.yaml")).unwrap();
+        assert!(current());
+        assert!(
+            !folder_is_current(&folder, "other.yaml", files).unwrap(),
+            "a marker written for another source"
+        );
+        fs_err::remove_file(folder.join(MARKER)).unwrap();
+        assert!(!current(), "no marker");
+    }
 
     fn write(path: &Path, text: &str) {
         fs_err::create_dir_all(path.parent().unwrap()).unwrap();

@@ -222,6 +222,17 @@ static CANONICAL_NAMES: LazyLock<Vec<String>> = LazyLock::new(|| {
         .collect()
 });
 
+/// Why a shape is illegal ([`TpuFamily::shape_problem`] words it).
+#[derive(Clone, Copy)]
+enum ShapeFlaw {
+    NotListed,
+    BelowCube,
+    NotMultiple,
+    TooLong,
+    Decreasing,
+    TooManyCubes { cubes: u32, max_cubes: u32 },
+}
+
 impl Table {
     fn build(family: TpuFamily) -> Self {
         // Dimensions are at most 256 and there are at most three, so the chip count (≤ 2^24)
@@ -238,7 +249,7 @@ impl Table {
                 small
                     .iter()
                     .copied()
-                    .chain(large.filter(|dims| family.shape_problem(dims).is_none()))
+                    .chain(large.filter(|dims| family.shape_flaw(dims).is_none()))
                     .filter_map(|dims| topology(&dims))
                     .collect()
             }
@@ -403,9 +414,44 @@ impl TpuFamily {
 
     /// Why `dims` (of the family's rank) is not a legal shape, or `None` when it is.
     fn shape_problem(self, dims: &[u32]) -> Option<String> {
+        let problem = self.shape_flaw(dims)?;
+        Some(match (problem, &self.facts().shapes) {
+            (ShapeFlaw::NotListed, Shapes::Planar(shapes)) => {
+                format!("the shapes are {}", list_shapes(shapes))
+            }
+            (ShapeFlaw::BelowCube, Shapes::Torus { small, .. }) => format!(
+                "dimensions below {CUBE_SIDE} only occur in {}",
+                list_shapes(small)
+            ),
+            (ShapeFlaw::NotMultiple, _) => {
+                format!("dimensions above {CUBE_SIDE} must be multiples of {CUBE_SIDE}")
+            }
+            (ShapeFlaw::TooLong, _) => format!("dimensions are at most {MAX_DIMENSION}"),
+            (ShapeFlaw::Decreasing, _) => {
+                let mut sorted = dims.to_vec();
+                sorted.sort_unstable();
+                format!(
+                    "dimensions must not decrease (did you mean `{}`?)",
+                    shape_text(&sorted)
+                )
+            }
+            (ShapeFlaw::TooManyCubes { cubes, max_cubes }, _) => {
+                format!("it spans {cubes} 4x4x4 cubes, more than the {max_cubes} a slice can have")
+            }
+            // A flaw found for one kind of family is only ever reported with that kind.
+            (ShapeFlaw::NotListed | ShapeFlaw::BelowCube, _) => {
+                format!("`{}` is not a shape of this family", shape_text(dims))
+            }
+        })
+    }
+
+    /// What makes `dims` illegal, without words: the table of legal shapes tests every
+    /// candidate of the torus families (hundreds of thousands), so it must not format.
+    fn shape_flaw(self, dims: &[u32]) -> Option<ShapeFlaw> {
         match self.facts().shapes {
-            Shapes::Planar(shapes) => (!shapes.iter().any(|shape| shape == dims))
-                .then(|| format!("the shapes are {}", list_shapes(shapes))),
+            Shapes::Planar(shapes) => {
+                (!shapes.iter().any(|shape| shape == dims)).then_some(ShapeFlaw::NotListed)
+            }
             Shapes::Torus {
                 small,
                 max_cubes,
@@ -415,36 +461,22 @@ impl TpuFamily {
                     return None;
                 }
                 if dims.iter().any(|&dimension| dimension < CUBE_SIDE) {
-                    return Some(format!(
-                        "dimensions below {CUBE_SIDE} only occur in {}",
-                        list_shapes(small)
-                    ));
+                    return Some(ShapeFlaw::BelowCube);
                 }
                 if dims.iter().any(|&dimension| dimension % CUBE_SIDE != 0) {
-                    return Some(format!(
-                        "dimensions above {CUBE_SIDE} must be multiples of {CUBE_SIDE}"
-                    ));
+                    return Some(ShapeFlaw::NotMultiple);
                 }
                 if dims.iter().any(|&dimension| dimension > MAX_DIMENSION) {
-                    return Some(format!("dimensions are at most {MAX_DIMENSION}"));
+                    return Some(ShapeFlaw::TooLong);
                 }
                 if !any_order && !dims.is_sorted() {
-                    let mut sorted = dims.to_vec();
-                    sorted.sort_unstable();
-                    return Some(format!(
-                        "dimensions must not decrease (did you mean `{}`?)",
-                        shape_text(&sorted)
-                    ));
+                    return Some(ShapeFlaw::Decreasing);
                 }
                 let cubes: u32 = dims
                     .iter()
                     .map(|&dimension| dimension / CUBE_SIDE)
                     .product();
-                (cubes > max_cubes).then(|| {
-                    format!(
-                        "it spans {cubes} 4x4x4 cubes, more than the {max_cubes} a slice can have"
-                    )
-                })
+                (cubes > max_cubes).then_some(ShapeFlaw::TooManyCubes { cubes, max_cubes })
             }
         }
     }
