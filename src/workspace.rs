@@ -239,31 +239,28 @@ impl Workspace {
         Ok(())
     }
 
-    /// What is under `overlays/` and `rendered/` that this render could touch: generated
-    /// folders (with their marker's list) and foreign entries.
-    fn survey(&self) -> Result<Survey, WriteError> {
+    /// What stands at `folders` (repository-relative, e.g. `rendered/<name>`), the folders
+    /// this render replaces: generated folders (with their marker's list) and foreign
+    /// entries. Only those are walked: a fleet's unchanged folders cost nothing.
+    fn survey(&self, folders: &[String]) -> Result<Survey, WriteError> {
         let mut survey = Survey::default();
-        for top in [OVERLAYS_DIR, RENDERED_DIR] {
-            let dir = self.root.join(top);
-            if !dir.exists() {
+        for relative in folders {
+            let path = self.root.join(relative);
+            if !is_present(&path) {
                 continue;
             }
-            for entry in fs_err::read_dir(&dir)? {
-                let entry = entry?;
-                let relative = format!("{top}/{}", entry.file_name().to_string_lossy());
-                match generated_files(&entry.path())? {
-                    Some(files) => {
-                        for path in tree_paths(&entry.path())?
-                            .iter()
-                            .filter(|path| !files.contains_key(*path))
-                        {
-                            survey.foreign.insert(format!("{relative}/{path}"));
-                        }
-                        survey.generated.insert(relative, files);
+            match generated_files(&path)? {
+                Some(files) => {
+                    for file in tree_paths(&path)?
+                        .iter()
+                        .filter(|file| !files.contains_key(*file))
+                    {
+                        survey.foreign.insert(format!("{relative}/{file}"));
                     }
-                    None => {
-                        survey.foreign.insert(relative);
-                    }
+                    survey.generated.insert(relative.clone(), files);
+                }
+                None => {
+                    survey.foreign.insert(relative.clone());
                 }
             }
         }
@@ -312,9 +309,12 @@ impl Workspace {
                 paths: comparison.hand_edited.clone(),
             });
         }
-        let survey = self.survey()?;
-        let staging = self.staging();
         let changed: Vec<String> = comparison.changed_folders();
+        if changed.is_empty() {
+            return Ok(comparison);
+        }
+        let survey = self.survey(&changed)?;
+        let staging = self.staging();
         // Refuse before anything moves: foreign folders in the way, and foreign files the new
         // folder would overwrite.
         for folder in &changed {
