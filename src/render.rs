@@ -137,6 +137,8 @@ pub struct BlueprintResult {
     pub roots: sync::Roots,
     /// Reused from the cache: its folders already hold this output and were not staged.
     pub cached: bool,
+    /// Built, but its folders already held exactly this output: nothing staged for them.
+    pub current: bool,
     /// What the render read, for the cache to record once the output is on disk.
     pub record: Option<cache::Record>,
 }
@@ -194,7 +196,7 @@ impl Report {
         let mut folders: Vec<String> = self
             .blueprints
             .iter()
-            .filter(|b| !b.cached)
+            .filter(|b| !b.cached && !b.current)
             .map(|b| b.name.clone())
             .collect();
         if self.sync && !self.sync_current {
@@ -208,7 +210,7 @@ impl Report {
     pub fn unchanged(&self) -> BTreeSet<String> {
         self.blueprints
             .iter()
-            .filter(|b| b.cached)
+            .filter(|b| b.cached || b.current)
             .map(|b| b.name.clone())
             .chain(self.sync_current.then(|| sync::SYNC_DIR.to_string()))
             .collect()
@@ -291,11 +293,19 @@ pub fn build(
                     description: hit.description,
                     roots: hit.roots,
                     cached: true,
+                    current: false,
                     record: None,
                 });
             }
-            let (mut result, lookups) =
-                build_one(r, &repository, &loaded.settings, kustomize, checks, staging)?;
+            let (mut result, lookups) = build_one(
+                r,
+                &repository,
+                &loaded.settings,
+                kustomize,
+                checks,
+                root,
+                staging,
+            )?;
             if let (Some(cache), Some(key)) = (cache, key) {
                 result.record = Some(cache.record(key, &lookups, &repository));
             }
@@ -506,6 +516,7 @@ fn build_one(
     settings: &Settings,
     kustomize: &Kustomize,
     checks: Checks<'_>,
+    root: &Path,
     staging: &Path,
 ) -> Result<(BlueprintResult, Lookups), RenderError> {
     let blueprint = &read.blueprint;
@@ -522,6 +533,7 @@ fn build_one(
                 description: String::new(),
                 roots: sync::Roots::default(),
                 cached: false,
+                current: false,
                 record: None,
             },
             lookups,
@@ -565,14 +577,39 @@ fn build_one(
     diagnostics.extend(check_manifests(blueprint, &manifests, checks));
     let roots = sync::Roots::from_paths(manifests.iter().map(|m| m.path.as_str()));
     diagnostics.extend(sync::root_size_findings(blueprint, &roots));
-    let rendered_dir = staging.join(RENDERED_DIR).join(&name);
-    workspace::write_folder(
-        &rendered_dir,
-        blueprint.file,
+    let rendered_files = || {
         manifests
             .iter()
-            .map(|m| (m.path.as_str(), m.text.as_bytes())),
+            .map(|m| (m.path.as_str(), m.text.as_bytes()))
+    };
+    // Files are written only when their bytes change: a blueprint whose folders already hold
+    // this output (a render without the cache, or after the tool changed) stages nothing, so
+    // a fleet's re-render does not create and delete tens of thousands of files.
+    let overlay_files = || {
+        compiled
+            .overlay
+            .files
+            .iter()
+            .map(|(p, c)| (p.as_str(), c.as_bytes()))
+    };
+    let current = workspace::folder_is_current(
+        &root.join(OVERLAYS_DIR).join(&name),
+        blueprint.file,
+        overlay_files(),
+    )? && workspace::folder_is_current(
+        &root.join(RENDERED_DIR).join(&name),
+        blueprint.file,
+        rendered_files(),
     )?;
+    if current {
+        fs_err::remove_dir_all(&overlay_dir)?;
+    } else {
+        workspace::write_folder(
+            &staging.join(RENDERED_DIR).join(&name),
+            blueprint.file,
+            rendered_files(),
+        )?;
+    }
     let mut objects: Vec<ObjectRef> = manifests.into_iter().map(|m| m.id).collect();
     objects.sort();
     let suppressed = suppress(blueprint, &mut diagnostics);
@@ -585,6 +622,7 @@ fn build_one(
             description: compiled.description,
             roots,
             cached: false,
+            current,
             record: None,
         },
         lookups,

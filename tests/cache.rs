@@ -193,3 +193,54 @@ fn concurrent_renders_share_the_cache_safely() {
     let check = repo.aiml(&["render", "--check"]);
     assert_eq!(check.code, 0, "{}", check.transcript());
 }
+
+/// Files are written only when their bytes change: a render without the cache rebuilds every
+/// blueprint but leaves folders that already hold its output untouched (same inodes, so
+/// editors, `git status` and file watchers see nothing), and replaces only the folders of the
+/// blueprint that changed.
+#[cfg(unix)]
+#[test]
+fn renders_without_the_cache_rewrite_only_what_changed() {
+    use std::os::unix::fs::MetadataExt as _;
+    let repo = repository();
+    render(&repo);
+    let inodes = |repo: &TestRepo| -> BTreeMap<String, u64> {
+        repo.generated()
+            .into_keys()
+            .map(|path| {
+                let inode = std::fs::metadata(repo.path().join(&path))
+                    .expect("stat")
+                    .ino();
+                (path, inode)
+            })
+            .collect()
+    };
+    let before = inodes(&repo);
+    let run = repo.aiml(&["render", "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(inodes(&repo), before, "an unchanged render rewrote files");
+
+    edit(
+        &repo,
+        "blueprints/locust-bench.yaml",
+        "workers: 4",
+        "workers: 7",
+    );
+    let run = repo.aiml(&["render", "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let after = inodes(&repo);
+    let rewritten: Vec<&String> = after
+        .iter()
+        .filter(|(path, inode)| before.get(*path) != Some(inode))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(!rewritten.is_empty());
+    assert!(
+        rewritten
+            .iter()
+            .all(|p| p.starts_with("overlays/locust-bench/")
+                || p.starts_with("rendered/locust-bench/")),
+        "{rewritten:?}"
+    );
+    assert_eq!(repo.generated(), uncached(&repo));
+}
