@@ -532,6 +532,22 @@ impl Gcp {
         }
     }
 
+    /// Reports node and workload accounts that are one account: pods would act as the
+    /// nodes, and the nodes as the workload.
+    pub fn require_distinct_accounts(
+        planner: &mut Planner<'_>,
+        nodes: &AccountHandle,
+        workload: &AccountHandle,
+    ) {
+        if nodes.id == workload.id {
+            planner.error(
+                rule::SERVICE_ACCOUNT_ID,
+                "spec.serviceAccounts.workload.name",
+                "the node and workload service accounts must differ",
+            );
+        }
+    }
+
     /// Plans a service account: created (with its display name) or existing.
     pub fn service_account(
         &mut self,

@@ -21,6 +21,15 @@ use crate::kinds::repository::KINDS_DIR;
 use crate::repo::{BLUEPRINTS_DIR, OVERLAYS_DIR, RENDERED_DIR};
 use crate::settings::SETTINGS_FILE;
 
+/// What a render commit takes from the work tree: what people write and what the tool writes.
+const OWNED: [&str; 5] = [
+    BLUEPRINTS_DIR,
+    KINDS_DIR,
+    OVERLAYS_DIR,
+    RENDERED_DIR,
+    SETTINGS_FILE,
+];
+
 /// Where the commit goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -203,13 +212,7 @@ fn base(prepared: &Prepared) -> Result<(Option<git2::Commit<'_>>, String), GitEr
 fn updates(repo: &Repo, base: &git2::Tree<'_>) -> Result<Vec<Update>, GitError> {
     let root = repo.workdir.join(&repo.prefix);
     let mut in_base: BTreeMap<String, (git2::Oid, i32)> = BTreeMap::new();
-    for top in [
-        BLUEPRINTS_DIR,
-        KINDS_DIR,
-        OVERLAYS_DIR,
-        RENDERED_DIR,
-        SETTINGS_FILE,
-    ] {
+    for top in OWNED {
         let Ok(entry) = base.get_path(Path::new(&format!("{}{top}", repo.prefix))) else {
             continue;
         };
@@ -231,13 +234,7 @@ fn updates(repo: &Repo, base: &git2::Tree<'_>) -> Result<Vec<Update>, GitError> 
         }
     }
     let mut present: BTreeMap<String, (Vec<u8>, git2::FileMode)> = BTreeMap::new();
-    for top in [
-        BLUEPRINTS_DIR,
-        KINDS_DIR,
-        OVERLAYS_DIR,
-        RENDERED_DIR,
-        SETTINGS_FILE,
-    ] {
+    for top in OWNED {
         let start = root.join(top);
         if fs_err::symlink_metadata(&start).is_err() {
             continue;

@@ -542,13 +542,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         "wi",
         "Triton Inference Server",
     );
-    if node_account.id == workload_account.id {
-        planner.error(
-            gcp::rule::SERVICE_ACCOUNT_ID,
-            "spec.serviceAccounts.workload.name",
-            "the node and workload service accounts must differ",
-        );
-    }
+    Gcp::require_distinct_accounts(planner, &node_account, &workload_account);
     let cluster = gcp.cluster(
         planner,
         &spec.cluster,
