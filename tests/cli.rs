@@ -95,6 +95,40 @@ fn check_reports_stale_missing_and_extra_files() {
     ");
     assert_eq!(before, repo.generated(), "--check must not write");
 
+    // The same report for machines: each stale file with its change, in one JSON object.
+    let json = repo.aiml(&["-o", "json", "render", "--check"]);
+    assert_eq!(json.code, 1, "{}", json.transcript());
+    insta::assert_snapshot!(json.stdout, @r#"
+    {
+      "checked": true,
+      "findings": [],
+      "stale": [
+        {
+          "change": "added",
+          "edited_by_hand": false,
+          "path": "overlays/multislice-v4-32-training/workload/resources.yaml"
+        },
+        {
+          "change": "removed",
+          "edited_by_hand": false,
+          "path": "rendered/deleted-blueprint/.aiml-generated"
+        },
+        {
+          "change": "removed",
+          "edited_by_hand": false,
+          "path": "rendered/deleted-blueprint/workload/_cluster/namespace_x.yaml"
+        },
+        {
+          "change": "modified",
+          "edited_by_hand": true,
+          "path": "rendered/multislice-v4-32-training/workload/multislice-v4-32-training/jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml"
+        }
+      ],
+      "up_to_date": false
+    }
+    "#);
+    assert_eq!(before, repo.generated(), "--check must not write");
+
     // The hand edit would be lost: a render stops, names it and writes nothing.
     let refused = repo.aiml(&["render"]);
     assert_eq!(refused.code, 2, "{}", refused.transcript());
