@@ -434,18 +434,7 @@ fn validate_defaults_to_the_repository() {
 /// kubectl finds the binary on PATH and runs it as `kubectl aiml`.
 #[test]
 fn kubectl_discovers_the_plugin() {
-    if Command::new("kubectl")
-        .arg("version")
-        .arg("--client")
-        .output()
-        .is_err()
-    {
-        #[expect(clippy::print_stderr, reason = "the skip notice is the point")]
-        {
-            eprintln!("skipping: kubectl is not installed");
-        }
-        return;
-    }
+    support::require("kubectl");
     let bin: PathBuf = cargo_bin("kubectl-aiml");
     let dir = bin.parent().expect("bin dir");
     let path = std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(

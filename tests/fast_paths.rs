@@ -37,7 +37,7 @@ struct Observed {
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
+    let output = Command::new(support::require("git"))
         .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
         .args(args)
         .current_dir(dir)
@@ -113,7 +113,7 @@ fn origin() -> tempfile::TempDir {
 /// A fresh clone of `origin` (no cache: `.aiml/` is never committed).
 fn clone(origin: &Path) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
-    let status = Command::new("git")
+    let status = Command::new(support::require("git"))
         .args(["clone", "-q"])
         .arg(origin)
         .arg(dir.path())

@@ -167,3 +167,14 @@ pub fn assert_same_files(
         report.join("\n")
     );
 }
+
+/// The path of `program` on PATH. A test that needs a program it cannot find fails, naming it:
+/// a skipped test would pass without checking anything (scripts/install-test-deps installs
+/// every program the tests run).
+pub fn require(program: &str) -> std::path::PathBuf {
+    which::which(program).unwrap_or_else(|_| {
+        panic!(
+            "`{program}` is not on PATH, and this test runs it; run scripts/install-test-deps (as root on Debian it installs it), or install {program}"
+        )
+    })
+}
