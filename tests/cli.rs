@@ -457,6 +457,24 @@ fn kubectl_discovers_the_plugin() {
     );
 }
 
+/// `render --check -o json` prints the same object when findings stop the render before
+/// anything is compared: `checked: false`, the findings, no stale file.
+#[test]
+fn check_json_says_when_findings_stopped_the_comparison() {
+    let repo = TestRepo::new();
+    repo.write(
+        "blueprints/multislice-v4-32-training.yaml",
+        &EXAMPLE.replace("  training:\n", "  training:\n    maxRestarts: 100000\n"),
+    );
+    let run = repo.aiml(&["-o", "json", "render", "--check"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("one JSON object");
+    assert_eq!(json["checked"], false, "{json:#}");
+    assert_eq!(json["up_to_date"], false, "{json:#}");
+    assert_eq!(json["stale"], serde_json::json!([]), "{json:#}");
+    assert_eq!(json["findings"][0]["rule"], "max-restarts", "{json:#}");
+}
+
 /// The repository's own committed overlays and rendered output are what a render produces.
 #[test]
 fn committed_output_is_up_to_date() {
