@@ -32,6 +32,16 @@ use crate::sync;
 use crate::validate::{self, Object};
 use crate::workspace;
 
+/// Environment variable that makes a render stage every blueprint it builds (`all`), even those
+/// whose folders already hold their output: the slow path that the skipped staging must equal
+/// (the fast-path tests compare the two).
+pub const STAGING_VAR: &str = "AIML_STAGING";
+
+/// Whether `AIML_STAGING=all` asks for every built blueprint to be staged.
+fn stage_all() -> bool {
+    std::env::var(STAGING_VAR).is_ok_and(|v| v.eq_ignore_ascii_case("all"))
+}
+
 /// How rendered objects are checked: against which schemas, how strictly.
 #[derive(Clone, Copy)]
 pub struct Checks<'s> {
@@ -267,6 +277,7 @@ pub fn build(
     }
 
     let (read, repository) = read_all(all, &mut report.diagnostics);
+    let stage_all = stage_all();
 
     // Phase 2: plan, compile, build and validate the selected blueprints in parallel.
     let selected = selected(&read, names);
@@ -305,6 +316,7 @@ pub fn build(
                 checks,
                 root,
                 staging,
+                stage_all,
             )?;
             if let (Some(cache), Some(key)) = (cache, key) {
                 result.record = Some(cache.record(key, &lookups, &repository));
@@ -331,8 +343,14 @@ pub fn build(
     report
         .diagnostics
         .extend(collisions(&report.blueprints, &others, &read, &repository));
-    (report.sync, report.sync_current) =
-        stage_sync(loaded, &repository, &report.blueprints, root, staging)?;
+    (report.sync, report.sync_current) = stage_sync(
+        loaded,
+        &repository,
+        &report.blueprints,
+        root,
+        staging,
+        stage_all,
+    )?;
     diagnostic::sort(&mut report.diagnostics);
     Ok(report)
 }
@@ -347,6 +365,7 @@ fn stage_sync(
     rendered: &[BlueprintResult],
     root: &Path,
     staging: &Path,
+    stage_all: bool,
 ) -> Result<(bool, bool), RenderError> {
     if loaded.settings.wiring().is_none() {
         return Ok((false, false));
@@ -375,7 +394,7 @@ fn stage_sync(
     let contents = || files.iter().map(|(p, c)| (p.as_str(), c.as_bytes()));
     let source = crate::settings::SETTINGS_FILE;
     let current = root.join(RENDERED_DIR).join(sync::SYNC_DIR);
-    if workspace::folder_is_current(&current, source, contents())? {
+    if !stage_all && workspace::folder_is_current(&current, source, contents())? {
         return Ok((true, true));
     }
     workspace::write_folder(
@@ -510,6 +529,10 @@ pub fn compile(
     Ok((out, diagnostics))
 }
 
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the pipeline's inputs, each used once"
+)]
 fn build_one(
     read: &Read<'_>,
     repository: &Repository,
@@ -518,6 +541,7 @@ fn build_one(
     checks: Checks<'_>,
     root: &Path,
     staging: &Path,
+    stage_all: bool,
 ) -> Result<(BlueprintResult, Lookups), RenderError> {
     let blueprint = &read.blueprint;
     let name = blueprint.name.to_string();
@@ -592,15 +616,17 @@ fn build_one(
             .iter()
             .map(|(p, c)| (p.as_str(), c.as_bytes()))
     };
-    let current = workspace::folder_is_current(
-        &root.join(OVERLAYS_DIR).join(&name),
-        blueprint.file,
-        overlay_files(),
-    )? && workspace::folder_is_current(
-        &root.join(RENDERED_DIR).join(&name),
-        blueprint.file,
-        rendered_files(),
-    )?;
+    let current = !stage_all
+        && workspace::folder_is_current(
+            &root.join(OVERLAYS_DIR).join(&name),
+            blueprint.file,
+            overlay_files(),
+        )?
+        && workspace::folder_is_current(
+            &root.join(RENDERED_DIR).join(&name),
+            blueprint.file,
+            rendered_files(),
+        )?;
     if current {
         fs_err::remove_dir_all(&overlay_dir)?;
     } else {

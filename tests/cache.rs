@@ -11,13 +11,8 @@ use support::TestRepo;
 /// The repository's own blueprints, in a fresh repository.
 fn repository() -> TestRepo {
     let repo = TestRepo::new();
-    for entry in std::fs::read_dir("blueprints").expect("blueprints") {
-        let path = entry.expect("entry").path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        repo.write(
-            &format!("blueprints/{name}"),
-            &std::fs::read_to_string(&path).expect("read"),
-        );
+    for blueprint in support::shipped_blueprints() {
+        repo.write(&blueprint.file, &blueprint.text);
     }
     if let Ok(settings) = std::fs::read_to_string("aiml.yaml") {
         repo.write("aiml.yaml", &settings);
@@ -55,6 +50,14 @@ fn uncached(repo: &TestRepo) -> BTreeMap<String, Vec<u8>> {
     fresh.generated()
 }
 
+/// The cached render's tree is the uncached one, naming any file that differs.
+fn same_as_uncached(repo: &TestRepo) {
+    support::assert_same_files(
+        ("the cached render", &repo.generated()),
+        ("a render without the cache", &uncached(repo)),
+    );
+}
+
 fn render(repo: &TestRepo) -> String {
     let run = repo.aiml(&["render"]);
     assert_eq!(run.code, 0, "{}", run.transcript());
@@ -69,7 +72,7 @@ fn cached_renders_write_what_uncached_renders_write() {
 
     // Nothing changed: nothing rendered again, nothing written.
     assert!(render(&repo).contains("0 files changed"));
-    assert_eq!(repo.generated(), uncached(&repo));
+    same_as_uncached(&repo);
 
     // A referenced blueprint changes what its dependents render: the load test follows the
     // Saxml server's new namespace although its own file did not change.
@@ -89,12 +92,12 @@ fn cached_renders_write_what_uncached_renders_write() {
         load_test.contains(".serving.svc.cluster.local"),
         "{load_test}"
     );
-    assert_eq!(repo.generated(), uncached(&repo));
+    same_as_uncached(&repo);
 
     // Output deleted or edited behind the tool's back is rendered again, not trusted.
     std::fs::remove_dir_all(repo.path().join("rendered/triton-t4-hpa")).expect("remove");
     render(&repo);
-    assert_eq!(repo.generated(), uncached(&repo));
+    same_as_uncached(&repo);
     let file = repo
         .path()
         .join("overlays/multislice-v4-32-training/workload/resources.yaml");
@@ -123,7 +126,7 @@ fn cached_renders_write_what_uncached_renders_write() {
         "workers: 3",
     );
     render(&repo);
-    assert_eq!(repo.generated(), uncached(&repo));
+    same_as_uncached(&repo);
 
     // `render --check` reads the cache and agrees.
     let check = repo.aiml(&["render", "--check"]);
@@ -141,9 +144,7 @@ fn the_cache_can_be_turned_off() {
 #[test]
 fn changing_one_blueprint_renders_only_that_one() {
     let repo = repository();
-    let blueprints = std::fs::read_dir(repo.path().join("blueprints"))
-        .expect("blueprints")
-        .count();
+    let blueprints = support::shipped_blueprints().len();
     render(&repo);
     let others = blueprints - 1;
     assert!(
@@ -161,7 +162,7 @@ fn changing_one_blueprint_renders_only_that_one() {
         stderr.contains(&format!("{others} unchanged, reused from the cache")),
         "{stderr}"
     );
-    assert_eq!(repo.generated(), uncached(&repo));
+    same_as_uncached(&repo);
 }
 
 /// Renders racing on one repository and its cache: each waits for the lock, none fails, and
@@ -188,7 +189,7 @@ fn concurrent_renders_share_the_cache_safely() {
     for run in &runs {
         assert_eq!(run.code, 0, "{}", run.transcript());
     }
-    assert_eq!(repo.generated(), uncached(&repo));
+    same_as_uncached(&repo);
     assert!(render(&repo).contains("0 files changed"));
     let check = repo.aiml(&["render", "--check"]);
     assert_eq!(check.code, 0, "{}", check.transcript());
@@ -242,5 +243,5 @@ fn renders_without_the_cache_rewrite_only_what_changed() {
                 || p.starts_with("rendered/locust-bench/")),
         "{rewritten:?}"
     );
-    assert_eq!(repo.generated(), uncached(&repo));
+    same_as_uncached(&repo);
 }

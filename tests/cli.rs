@@ -95,6 +95,40 @@ fn check_reports_stale_missing_and_extra_files() {
     ");
     assert_eq!(before, repo.generated(), "--check must not write");
 
+    // The same report for machines: each stale file with its change, in one JSON object.
+    let json = repo.aiml(&["-o", "json", "render", "--check"]);
+    assert_eq!(json.code, 1, "{}", json.transcript());
+    insta::assert_snapshot!(json.stdout, @r#"
+    {
+      "checked": true,
+      "findings": [],
+      "stale": [
+        {
+          "change": "added",
+          "edited_by_hand": false,
+          "path": "overlays/multislice-v4-32-training/workload/resources.yaml"
+        },
+        {
+          "change": "removed",
+          "edited_by_hand": false,
+          "path": "rendered/deleted-blueprint/.aiml-generated"
+        },
+        {
+          "change": "removed",
+          "edited_by_hand": false,
+          "path": "rendered/deleted-blueprint/workload/_cluster/namespace_x.yaml"
+        },
+        {
+          "change": "modified",
+          "edited_by_hand": true,
+          "path": "rendered/multislice-v4-32-training/workload/multislice-v4-32-training/jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml"
+        }
+      ],
+      "up_to_date": false
+    }
+    "#);
+    assert_eq!(before, repo.generated(), "--check must not write");
+
     // The hand edit would be lost: a render stops, names it and writes nothing.
     let refused = repo.aiml(&["render"]);
     assert_eq!(refused.code, 2, "{}", refused.transcript());
@@ -400,18 +434,7 @@ fn validate_defaults_to_the_repository() {
 /// kubectl finds the binary on PATH and runs it as `kubectl aiml`.
 #[test]
 fn kubectl_discovers_the_plugin() {
-    if Command::new("kubectl")
-        .arg("version")
-        .arg("--client")
-        .output()
-        .is_err()
-    {
-        #[expect(clippy::print_stderr, reason = "the skip notice is the point")]
-        {
-            eprintln!("skipping: kubectl is not installed");
-        }
-        return;
-    }
+    support::require("kubectl");
     let bin: PathBuf = cargo_bin("kubectl-aiml");
     let dir = bin.parent().expect("bin dir");
     let path = std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(
@@ -432,6 +455,24 @@ fn kubectl_discovers_the_plugin() {
         String::from_utf8_lossy(&output.stdout).lines().next(),
         Some(format!("kubectl-aiml {}", env!("CARGO_PKG_VERSION")).as_str())
     );
+}
+
+/// `render --check -o json` prints the same object when findings stop the render before
+/// anything is compared: `checked: false`, the findings, no stale file.
+#[test]
+fn check_json_says_when_findings_stopped_the_comparison() {
+    let repo = TestRepo::new();
+    repo.write(
+        "blueprints/multislice-v4-32-training.yaml",
+        &EXAMPLE.replace("  training:\n", "  training:\n    maxRestarts: 100000\n"),
+    );
+    let run = repo.aiml(&["-o", "json", "render", "--check"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("one JSON object");
+    assert_eq!(json["checked"], false, "{json:#}");
+    assert_eq!(json["up_to_date"], false, "{json:#}");
+    assert_eq!(json["stale"], serde_json::json!([]), "{json:#}");
+    assert_eq!(json["findings"][0]["rule"], "max-restarts", "{json:#}");
 }
 
 /// The repository's own committed overlays and rendered output are what a render produces.

@@ -400,10 +400,6 @@ fn kinds_list() -> Vec<String> {
     kinds()
 }
 
-fn has(program: &str) -> bool {
-    which::which(program).is_ok()
-}
-
 /// PATH with the binary's folder first, as after `cargo install`.
 fn path_with_binary(extra: &Path) -> std::ffi::OsString {
     let binary = cargo_bin("kubectl-aiml");
@@ -423,17 +419,17 @@ fn completion_scripts_generate_and_parse() {
         assert!(run.stdout.contains("kubectl-aiml __complete --"), "{shell}");
         let file = repo.path().join(format!("completion.{shell}"));
         std::fs::write(&file, &run.stdout).unwrap();
+        // Each script is parsed by its shell (`kubectl`'s plugin script is POSIX sh).
         let checker = match shell {
-            "bash" => Some("bash"),
-            "kubectl" => Some("sh"),
-            "zsh" if has("zsh") => Some("zsh"),
-            "fish" if has("fish") => Some("fish"),
-            _ => None,
+            "kubectl" => "sh",
+            shell => shell,
         };
-        if let Some(checker) = checker {
-            let status = Command::new(checker).arg("-n").arg(&file).status().unwrap();
-            assert!(status.success(), "{checker} -n rejects the {shell} script");
-        }
+        let status = Command::new(support::require(checker))
+            .arg("-n")
+            .arg(&file)
+            .status()
+            .unwrap();
+        assert!(status.success(), "{checker} -n rejects the {shell} script");
     }
     let bad = repo.aiml(&["completion", "tcsh"]);
     assert_eq!(bad.code, 2, "{}", bad.transcript());
@@ -468,9 +464,7 @@ fn bash_completes_through_the_hook() {
 
 #[test]
 fn fish_completes_through_the_hook() {
-    if !has("fish") {
-        return;
-    }
+    support::require("fish");
     let repo = completion_repo();
     let script = repo.aiml(&["completion", "fish"]).stdout;
     std::fs::write(repo.path().join("completion.fish"), script).unwrap();
@@ -493,9 +487,7 @@ fn fish_completes_through_the_hook() {
 
 #[test]
 fn zsh_completes_through_the_hook() {
-    if !has("zsh") {
-        return;
-    }
+    support::require("zsh");
     let repo = completion_repo();
     let script = repo.aiml(&["completion", "zsh"]).stdout;
     std::fs::write(repo.path().join("_kubectl-aiml"), script).unwrap();
@@ -523,9 +515,7 @@ fn zsh_completes_through_the_hook() {
 
 #[test]
 fn kubectl_completes_the_plugin_through_kubectl_complete_aiml() {
-    if !has("kubectl") {
-        return;
-    }
+    support::require("kubectl");
     let repo = completion_repo();
     let bin = repo.path().join("bin");
     std::fs::create_dir(&bin).unwrap();

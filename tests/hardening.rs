@@ -275,11 +275,7 @@ fn concurrent_renders_lose_nothing() {
 }
 
 fn which_kubectl() -> String {
-    let output = Command::new("sh")
-        .args(["-c", "command -v kubectl"])
-        .output()
-        .unwrap();
-    String::from_utf8(output.stdout).unwrap().trim().to_string()
+    support::require("kubectl").display().to_string()
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! selector, a node pool or a resource request should be. Per-slice numbers (hosts, chips per
 //! host) are derived from the topology and the machine type, never typed twice.
 //!
-//! Facts come from `shared/accelerators.md` (XPK's system catalog, Cluster Toolkit, GKE docs).
+//! Facts come from XPK's system catalog, Cluster Toolkit and the GKE documentation.
 
 mod gpu;
 mod topology;

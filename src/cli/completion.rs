@@ -27,9 +27,11 @@ use super::{Context, Outcome, explain, schema};
 pub(super) enum Shell {
     /// bash 4 or later: `source <(kubectl-aiml completion bash)`.
     Bash,
-    /// zsh: `kubectl-aiml completion zsh > "${fpath[1]}/_kubectl-aiml"`.
+    /// zsh: `mkdir -p ~/.zfunc && kubectl-aiml completion zsh > ~/.zfunc/_kubectl-aiml`, with
+    /// `fpath=(~/.zfunc $fpath)` in `~/.zshrc` before `compinit`.
     Zsh,
-    /// fish: `kubectl-aiml completion fish > ~/.config/fish/completions/kubectl-aiml.fish`.
+    /// fish: `mkdir -p ~/.config/fish/completions && kubectl-aiml completion fish >
+    /// ~/.config/fish/completions/kubectl-aiml.fish`.
     Fish,
     /// The `kubectl_complete-aiml` executable kubectl runs for `kubectl aiml <TAB>`.
     Kubectl,
@@ -463,7 +465,8 @@ complete -F _kubectl_aiml kubectl-aiml
 
 const ZSH: &str = r#"#compdef kubectl-aiml
 # zsh completion for kubectl-aiml. Install it with:
-#   kubectl-aiml completion zsh > "${fpath[1]}/_kubectl-aiml"
+#   mkdir -p ~/.zfunc && kubectl-aiml completion zsh > ~/.zfunc/_kubectl-aiml
+# with `fpath=(~/.zfunc $fpath)` in ~/.zshrc before compinit,
 # or load it for this shell: source <(kubectl-aiml completion zsh)
 _kubectl_aiml() {
     local -a args lines values shown
@@ -507,6 +510,7 @@ fi
 "#;
 
 const FISH: &str = r#"# fish completion for kubectl-aiml. Install it with:
+#   mkdir -p ~/.config/fish/completions
 #   kubectl-aiml completion fish > ~/.config/fish/completions/kubectl-aiml.fish
 function __kubectl_aiml_complete
     set -l args (commandline -opc)
@@ -537,6 +541,7 @@ complete -c kubectl-aiml -f -a '(__kubectl_aiml_complete)'
 const KUBECTL: &str = r#"#!/bin/sh
 # kubectl (1.26 or later) runs `kubectl_complete-aiml` from PATH to complete
 # `kubectl aiml <TAB>`, and reads the same answer as kubectl-aiml's own hooks. Install:
+#   mkdir -p ~/.local/bin
 #   kubectl-aiml completion kubectl > ~/.local/bin/kubectl_complete-aiml
 #   chmod +x ~/.local/bin/kubectl_complete-aiml
 exec kubectl-aiml __complete -- "$@"

@@ -33,14 +33,20 @@ pub(super) fn run(
     let base = diff::read_tree(&repo, tree.as_ref(), limit)?;
     let (head, head_label) = if options.render {
         let loaded = context.load(&root)?;
-        let (temporary, _report) = match super::render::fresh(context, &root, &loaded, &[], None)? {
+        let (temporary, report) = match super::render::fresh(context, &root, &loaded, &[], None)? {
             Ok(fresh) => fresh,
             Err(outcome) => return Ok(outcome),
         };
-        (
-            diff::read_dir(&temporary.path().join(RENDERED_DIR), limit)?,
-            "fresh render",
-        )
+        // The staging folder holds only what changed: the folders that already held their
+        // output (proven byte for byte) are the rest of the fresh render.
+        let mut fresh = diff::read_dir(&temporary.path().join(RENDERED_DIR), limit)?;
+        diff::add_folders(
+            &mut fresh,
+            &root.join(RENDERED_DIR),
+            report.unchanged().iter().map(String::as_str),
+            limit,
+        )?;
+        (fresh, "fresh render")
     } else {
         (
             diff::read_dir(&root.join(RENDERED_DIR), limit)?,

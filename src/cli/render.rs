@@ -58,14 +58,15 @@ pub(super) fn run(
             .then(|| open_cache(context, &root, &loaded))
             .transpose()?
             .flatten();
-        let (temporary, report) = match fresh(context, &root, &loaded, names, cache.as_ref())? {
-            Ok(fresh) => fresh,
-            Err(outcome) => {
+        let (temporary, mut report) = build_fresh(context, &root, &loaded, names, cache.as_ref())?;
+        if !context.printer.json {
+            let outcome = print_findings(context, &loaded, &mut report);
+            if outcome != Outcome::Success {
                 context.printer.err("nothing was written\n");
                 return Ok(outcome);
             }
-        };
-        return check(context, &root, temporary.path(), &report, full);
+        }
+        return check(context, &root, temporary.path(), &mut report, full);
     }
     let kustomize = context.kustomize()?;
     let workspace = Workspace::open(&root, context.limits.lock_timeout)?;
@@ -179,10 +180,26 @@ pub(super) fn fresh(
     names: &[String],
     cache: Option<&Cache>,
 ) -> anyhow::Result<Result<(tempfile::TempDir, Report), Outcome>> {
+    let (temporary, mut report) = build_fresh(context, root, loaded, names, cache)?;
+    let outcome = print_findings(context, loaded, &mut report);
+    if outcome != Outcome::Success {
+        return Ok(Err(outcome));
+    }
+    Ok(Ok((temporary, report)))
+}
+
+/// [`fresh`] without printing the findings.
+fn build_fresh(
+    context: &Context<'_>,
+    root: &Path,
+    loaded: &Loaded,
+    names: &[String],
+    cache: Option<&Cache>,
+) -> anyhow::Result<(tempfile::TempDir, Report)> {
     let kustomize = context.kustomize()?;
     workspace::wait_for_renders(root, context.limits.lock_timeout)?;
     let temporary = tempfile::Builder::new().prefix("aiml-check-").tempdir()?;
-    let mut report = render::build(
+    let report = render::build(
         loaded,
         &context.registry,
         names,
@@ -193,11 +210,7 @@ pub(super) fn fresh(
         temporary.path(),
         &progress::Bar::stderr(),
     )?;
-    let outcome = print_findings(context, loaded, &mut report);
-    if outcome != Outcome::Success {
-        return Ok(Err(outcome));
-    }
-    Ok(Ok((temporary, report)))
+    Ok((temporary, report))
 }
 
 fn print_findings(context: &Context<'_>, loaded: &Loaded, report: &mut Report) -> Outcome {
@@ -208,17 +221,30 @@ fn print_findings(context: &Context<'_>, loaded: &Loaded, report: &mut Report) -
     outcome_of(report)
 }
 
-/// `render --check`: compares a fresh render in `staging` with the repository.
+/// `render --check`: compares a fresh render in `staging` with the repository. With `-o json`
+/// the findings were not printed yet: one JSON object on stdout holds them and the stale
+/// files ([`check_json`]).
 fn check(
     context: &Context<'_>,
     root: &Path,
     staging: &Path,
-    report: &Report,
+    report: &mut Report,
     full: bool,
 ) -> anyhow::Result<Outcome> {
+    if context.printer.json {
+        context.suppressions.apply(&mut report.diagnostics);
+        let outcome = outcome_of(report);
+        if outcome != Outcome::Success {
+            context.printer.out(&check_json(report, None)?);
+            return Ok(outcome);
+        }
+    }
     let comparison =
         workspace::compare(root, staging, &report.folders(), &report.unchanged(), full)?;
     report_foreign(context, &comparison);
+    if context.printer.json {
+        context.printer.out(&check_json(report, Some(&comparison))?);
+    }
     if comparison.drift.is_empty() {
         context.printer.err(&format!(
             "{} up to date ({})\n",
@@ -247,6 +273,37 @@ fn check(
         plural(comparison.drift.len(), "file")
     ));
     Ok(Outcome::Findings)
+}
+
+/// `render --check -o json`: `{"checked", "up_to_date", "stale": [{"path", "change",
+/// "edited_by_hand"}], "findings": [...]}`. `comparison` is `None` when findings stopped the
+/// render before anything was compared (`checked: false`).
+fn check_json(report: &Report, comparison: Option<&Comparison>) -> anyhow::Result<String> {
+    let findings: serde_json::Value =
+        serde_json::from_str(&aiml::diagnostic::render_json(&report.diagnostics))?;
+    let stale: Vec<serde_json::Value> = comparison
+        .map(|c| &c.drift[..])
+        .unwrap_or_default()
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "path": d.path,
+                "change": match d.change {
+                    Change::Added => "added",
+                    Change::Modified => "modified",
+                    Change::Removed => "removed",
+                },
+                "edited_by_hand": comparison.is_some_and(|c| c.hand_edited.contains(&d.path)),
+            })
+        })
+        .collect();
+    let value = serde_json::json!({
+        "checked": comparison.is_some(),
+        "up_to_date": comparison.is_some() && stale.is_empty(),
+        "stale": stale,
+        "findings": findings,
+    });
+    Ok(format!("{}\n", serde_json::to_string_pretty(&value)?))
 }
 
 /// Each blueprint file's blueprint names, for the commit message.

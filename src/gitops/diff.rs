@@ -111,10 +111,35 @@ fn is_object_file(relative: &str) -> bool {
 /// `limit` bytes are read (others are named and refused, as every input is).
 pub fn read_dir(rendered: &Path, limit: u64) -> Result<Side, crate::repo::ReadError> {
     let mut side = Side::default();
-    if !rendered.is_dir() {
-        return Ok(side);
+    add_dir(&mut side, rendered, rendered, limit)?;
+    Ok(side)
+}
+
+/// Adds the rendered objects of the folders `folders` of `rendered` to `side`: a fresh
+/// render's blueprints whose folders already held their output are read where they are.
+pub fn add_folders<'a>(
+    side: &mut Side,
+    rendered: &Path,
+    folders: impl IntoIterator<Item = &'a str>,
+    limit: u64,
+) -> Result<(), crate::repo::ReadError> {
+    for folder in folders {
+        add_dir(side, rendered, &rendered.join(folder), limit)?;
     }
-    for path in crate::repo::files_under(rendered)? {
+    Ok(())
+}
+
+/// Adds the objects of the files under `dir`, a folder inside `rendered`.
+fn add_dir(
+    side: &mut Side,
+    rendered: &Path,
+    dir: &Path,
+    limit: u64,
+) -> Result<(), crate::repo::ReadError> {
+    if !dir.is_dir() {
+        return Ok(());
+    }
+    for path in crate::repo::files_under(dir)? {
         let relative = crate::repo::display_path(rendered, &path);
         let Some((folder, rest)) = relative.split_once('/') else {
             continue;
@@ -126,7 +151,7 @@ pub fn read_dir(rendered: &Path, limit: u64) -> Result<Side, crate::repo::ReadEr
         let text = crate::repo::read_text(&path, &display, limit)?;
         side.add(folder, display, &text);
     }
-    Ok(side)
+    Ok(())
 }
 
 /// The rendered objects of `tree` (a commit's tree; `None`: nothing); files above `limit`

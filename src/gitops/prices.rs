@@ -1,7 +1,7 @@
 //! On-demand list prices for the cost estimate of `diff`: `data/prices.tsv`, embedded.
 //!
 //! The file is data with its provenance (source and as-of date per row, the sources listed at
-//! its top), copied from `shared/data/gcp-prices.md`. This module only looks prices up and
+//! its top), from Google Cloud's public price pages. This module only looks prices up and
 //! derives what the file does not list: a node of a TPU machine costs its chips at the
 //! family's chip price; an N1 node with attached GPUs costs the machine plus the GPUs; a
 //! machine type without a row of its own costs its vCPUs and memory at its family's rates

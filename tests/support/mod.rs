@@ -91,3 +91,90 @@ impl Run {
         )
     }
 }
+
+/// One blueprint the repository ships under `blueprints/`.
+pub struct Shipped {
+    /// Its file, relative to the repository (`blueprints/x.yaml`).
+    pub file: String,
+    /// Its `metadata.name`.
+    pub name: String,
+    /// The file's text.
+    pub text: String,
+}
+
+/// Every blueprint under the repository's `blueprints/` (YAML files, each document that is a
+/// blueprint), discovered so that adding one needs no test edit. Never empty.
+pub fn shipped_blueprints() -> Vec<Shipped> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut shipped = Vec::new();
+    for (path, content) in aiml::render::read_tree(&root.join("blueprints")).expect("read") {
+        let yaml = Path::new(&path)
+            .extension()
+            .is_some_and(|e| e == "yaml" || e == "yml");
+        if !yaml {
+            continue;
+        }
+        let file = format!("blueprints/{path}");
+        let text = String::from_utf8(content).expect("utf-8");
+        for document in aiml::yaml::parse_documents(&text).expect("yaml") {
+            let name = document
+                .get("metadata")
+                .and_then(|m| m.get("name"))
+                .and_then(|n| n.as_str())
+                .unwrap_or_else(|| panic!("{file}: a blueprint without metadata.name"));
+            shipped.push(Shipped {
+                file: file.clone(),
+                name: name.to_string(),
+                text: text.clone(),
+            });
+        }
+    }
+    assert!(!shipped.is_empty(), "no blueprint found under blueprints/");
+    shipped
+}
+
+/// Asserts that two trees of files (path → bytes) are the same, naming every file only in
+/// one or different in both, grouped by blueprint folder (`rendered/<name>/`), instead of
+/// printing two maps of bytes.
+pub fn assert_same_files(
+    (a_label, a): (&str, &BTreeMap<String, Vec<u8>>),
+    (b_label, b): (&str, &BTreeMap<String, Vec<u8>>),
+) {
+    let mut problems: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let folder = |path: &str| path.splitn(3, '/').take(2).collect::<Vec<_>>().join("/");
+    for path in a.keys().chain(b.keys()) {
+        let what = match (a.get(path), b.get(path)) {
+            (Some(x), Some(y)) if x == y => continue,
+            (Some(_), Some(_)) => format!("{path}: differs"),
+            (Some(_), None) => format!("{path}: only in {a_label}"),
+            (None, _) => format!("{path}: only in {b_label}"),
+        };
+        let entry = problems.entry(folder(path)).or_default();
+        if !entry.contains(&what) {
+            entry.push(what);
+        }
+    }
+    if problems.is_empty() {
+        return;
+    }
+    let report: Vec<String> = problems
+        .iter()
+        .map(|(folder, files)| format!("{folder}/:\n  {}", files.join("\n  ")))
+        .collect();
+    panic!(
+        "{a_label} and {b_label} differ in {} folder(s):\n{}",
+        problems.len(),
+        report.join("\n")
+    );
+}
+
+/// The path of `program` on PATH. A test that needs a program it cannot find fails, naming it:
+/// a skipped test would pass without checking anything (scripts/install-test-deps installs
+/// every program the tests run).
+pub fn require(program: &str) -> std::path::PathBuf {
+    which::which(program).unwrap_or_else(|_| {
+        panic!(
+            "`{program}` is not on PATH, and this test runs it; run scripts/install-test-deps (as root on Debian it installs it), or install {program}"
+        )
+    })
+}
