@@ -130,3 +130,72 @@ fn the_readme_slices_edit_cannot_be_applied_in_place() {
     );
     assert_eq!(json["impact"]["destructive"], serde_json::json!([]));
 }
+
+/// `(path, rule)` of every `x-kubernetes-validations` rule of a schema that reads `oldSelf`.
+fn transition_rules(schema: &serde_json::Value, path: &str, out: &mut Vec<(String, String)>) {
+    for rule in schema["x-kubernetes-validations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let text = rule["rule"].as_str().unwrap_or_default();
+        if text.contains("oldSelf") {
+            out.push((path.to_string(), text.to_string()));
+        }
+    }
+    for (key, child) in schema["properties"].as_object().into_iter().flatten() {
+        let child_path = if path.is_empty() {
+            key.clone()
+        } else {
+            format!("{path}.{key}")
+        };
+        transition_rules(child, &child_path, out);
+    }
+    if schema["items"].is_object() {
+        transition_rules(&schema["items"], &format!("{path}[]"), out);
+    }
+}
+
+#[test]
+fn every_self_equals_old_self_rule_of_the_vendored_crds_is_in_the_table() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let table = std::fs::read_to_string(root.join("data/refused-updates.tsv")).unwrap();
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.split('\t').collect())
+        .collect();
+    let index: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("schemas/crds/index.json")).unwrap(),
+    )
+    .unwrap();
+    let mut found = 0;
+    for entry in index.as_object().unwrap().values() {
+        let file = entry["file"].as_str().unwrap();
+        let schema: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(root.join("schemas/crds").join(file)).unwrap(),
+        )
+        .unwrap();
+        let mut rules = Vec::new();
+        transition_rules(&schema, "", &mut rules);
+        for (path, rule) in rules {
+            if rule.replace(' ', "") != "self==oldSelf" {
+                continue;
+            }
+            found += 1;
+            let (group, kind) = (
+                entry["group"].as_str().unwrap(),
+                entry["kind"].as_str().unwrap(),
+            );
+            assert!(
+                rows.iter()
+                    .any(|r| r[..4] == [group, kind, "immutable", path.as_str()]),
+                "{kind} {path} ({file}) is not in data/refused-updates.tsv: run scripts/derive-immutable-fields"
+            );
+        }
+    }
+    assert!(
+        found >= 15,
+        "the vendored CRDs keep their transition rules ({found})"
+    );
+}
