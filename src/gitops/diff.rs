@@ -85,6 +85,12 @@ impl Side {
         }
     }
 
+    /// The object of `folder` with identity `id`.
+    #[must_use]
+    pub fn get(&self, folder: &str, id: &ObjectRef) -> Option<&Object> {
+        self.objects.get(&key(folder, id))
+    }
+
     /// Objects as the validation models read them.
     #[must_use]
     pub fn validate_objects(&self) -> Vec<crate::validate::Object<'_>> {

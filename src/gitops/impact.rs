@@ -1,5 +1,9 @@
 //! What a change of rendered objects does, before anyone reads the details:
 //!
+//! - **Refused updates** ([`refused`]). A changed Kubernetes field that the API server, a
+//!   webhook (JobSet, LeaderWorkerSet, Kueue) or a CRD transition rule refuses to change on an
+//!   existing object (`data/refused-updates.tsv`): the apply fails until the object is deleted
+//!   and created again. Nothing is destroyed by the refusal; the line says what replacing costs.
 //! - **Destructive changes.** A changed Config Connector field that GCP cannot update in place
 //!   (`data/immutable-fields.tsv`: the CRDs' "Immutable" fields, plus the few GKE fields the
 //!   CRDs do not mark, such as a node pool's placement policy and a cluster's network): Config
@@ -26,6 +30,9 @@ use super::diff::{Change, ObjectDiff, Side, schema_path};
 use super::prices::{self, PRICES};
 use crate::diagnostic::ObjectRef;
 use crate::validate::model::{self, nodepool::NodePool};
+
+pub mod refused;
+pub use refused::Refused;
 
 /// The immutable-field table, as shipped.
 pub const IMMUTABLE_FIELDS: &str = include_str!("../../data/immutable-fields.tsv");
@@ -60,6 +67,9 @@ pub fn is_immutable(group: &str, kind: &str, path: &str) -> bool {
 /// What the change means.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Impact {
+    /// Changes the API server or a webhook refuses: the apply fails until the object is
+    /// replaced.
+    pub refused: Vec<Refused>,
     /// Changes that delete something, or need it deleted.
     pub destructive: Vec<Destructive>,
     /// Accelerators gained or lost, per type and where they are counted.
@@ -73,6 +83,7 @@ impl Impact {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.destructive.is_empty()
+            && self.refused.is_empty()
             && self.accelerators.is_empty()
             && self.cost.lines.is_empty()
             && self.cost.unpriced.is_empty()
@@ -401,6 +412,16 @@ pub fn assess(base: &Side, head: &Side, objects: &[ObjectDiff]) -> Impact {
             .iter()
             .find(|(group, kind, _)| *group == id.group && *kind == id.kind)
             .map(|(_, _, consequence)| *consequence);
+        if object.change == Change::Changed {
+            // Same folder and identity on both sides: an update of an existing object.
+            impact.refused.extend(refused::assess(
+                &object.blueprint,
+                id,
+                &object.fields,
+                base.get(&object.blueprint, id).map(|o| &o.node),
+                head.get(&object.blueprint, id).map(|o| &o.node),
+            ));
+        }
         match &object.change {
             Change::Changed | Change::Renamed { .. } => {
                 let fields: Vec<String> = object

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::diff::{Change, Diff, FieldChange, ObjectDiff};
-use super::impact::{Cost, Impact};
+use super::impact::{Cost, Impact, Refused};
 use super::prices::HOURS_PER_MONTH;
 
 /// GitHub refuses comments above 65,536 characters; the Markdown stops adding objects below.
@@ -24,6 +24,24 @@ fn describe_ref(id: &crate::diagnostic::ObjectRef) -> String {
         Some(namespace) => format!("{} {namespace}/{}", id.kind, id.name),
         None => format!("{} {}", id.kind, id.name),
     }
+}
+
+/// `Kind/namespace/name` (or `Kind/name`), as in the refused-update lines.
+fn slashed(id: &crate::diagnostic::ObjectRef) -> String {
+    match &id.namespace {
+        Some(namespace) => format!("{}/{namespace}/{}", id.kind, id.name),
+        None => format!("{}/{}", id.kind, id.name),
+    }
+}
+
+/// The first few of `fields`, each shown by `show`, then how many more.
+fn listed(fields: &[String], show: impl Fn(&str) -> String) -> String {
+    const SHOWN: usize = 3;
+    let mut text: Vec<String> = fields.iter().take(SHOWN).map(|f| show(f)).collect();
+    if fields.len() > SHOWN {
+        text.push(format!("and {} more", fields.len() - SHOWN));
+    }
+    text.join(", ")
 }
 
 fn symbol(change: &Change) -> &'static str {
@@ -129,6 +147,18 @@ pub fn text(diff: &Diff) -> String {
     out.push_str("\nImpact\n");
     if impact.is_empty() {
         out.push_str("  nothing destroyed, no accelerator or cost change\n");
+    }
+    for item in &impact.refused {
+        let _ = writeln!(
+            out,
+            "  ! cannot be applied in place: {} {} changed ({}; {}) [{}]\n      {}",
+            slashed(&item.object),
+            listed(&item.fields, str::to_string),
+            item.why,
+            item.source,
+            item.blueprint,
+            item.remedy
+        );
     }
     for item in &impact.destructive {
         let _ = writeln!(
@@ -335,8 +365,15 @@ fn markdown_impact(out: &mut String, impact: &Impact) {
         out.push_str("Nothing is destroyed; no accelerator or cost change.\n");
         return;
     }
+    if !impact.refused.is_empty() {
+        out.push_str("**Refused updates** (the API server or a webhook rejects these changes: the apply fails until the object is deleted and created again; nothing is destroyed until then)\n\n");
+        for item in &impact.refused {
+            out.push_str(&markdown_refused(item));
+        }
+        out.push('\n');
+    }
     if !impact.destructive.is_empty() {
-        out.push_str("**Destructive changes**\n\n");
+        out.push_str("**Destructive changes** (GCP cannot make these in place: Config Connector deletes and recreates the resource)\n\n");
         for item in &impact.destructive {
             let _ = writeln!(
                 out,
@@ -410,6 +447,31 @@ fn markdown_impact(out: &mut String, impact: &Impact) {
     }
 }
 
+fn markdown_refused(item: &Refused) -> String {
+    let source = &item.source;
+    format!(
+        "- :no_entry: **cannot be applied in place**: {} ({}) {} changed: {} ([{} {}](https://github.com/{}/blob/{}/{}) `{}`). {}\n",
+        code(&slashed(&item.object)),
+        code(&item.blueprint),
+        listed(&item.fields, code),
+        html(&item.why),
+        source.repository,
+        source.reference,
+        source.repository,
+        source.commit,
+        source.file,
+        source.function,
+        html(&capitalised(&item.remedy)),
+    )
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect::<String>() + "."
+    })
+}
+
 fn markdown_object(object: &ObjectDiff) -> String {
     let mut out = String::new();
     let renamed = match &object.change {
@@ -455,6 +517,7 @@ pub fn json(diff: &Diff) -> Result<String, serde_json::Error> {
         "differs": !diff.is_empty(),
         "totals": totals,
         "impact": {
+            "refused": diff.impact.refused,
             "destructive": diff.impact.destructive,
             "accelerators": diff.impact.accelerators,
             "cost": {

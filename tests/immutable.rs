@@ -1,0 +1,201 @@
+//! `diff` names the Kubernetes changes that cannot be applied in place: the README's own
+//! example (`slices: 2` → `3` on `blueprints/multislice-v4-32-training.yaml`) changes the
+//! JobSet's `spec.replicatedJobs`, which the JobSet webhook refuses. The repository is copied
+//! into a temporary git repository (its blueprints, settings and committed output), edited,
+//! rendered, and diffed in every output format, as a reviewer would.
+
+mod support;
+
+use std::path::Path;
+
+use support::{Run, TestRepo};
+
+const BLUEPRINT: &str = "blueprints/multislice-v4-32-training.yaml";
+const JOBSET: &str = "JobSet/multislice-v4-32-training/multislice-v4-32-training";
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// This repository's blueprints, settings and committed output, committed in a temporary git
+/// repository, then `slices: 2` → `3` and a render.
+fn edited_clone() -> TestRepo {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let repo = TestRepo::empty();
+    for folder in ["blueprints", "overlays", "rendered"] {
+        copy_dir(&root.join(folder), &repo.path().join(folder));
+    }
+    std::fs::copy(root.join("aiml.yaml"), repo.path().join("aiml.yaml")).unwrap();
+    let git = git2::Repository::init(repo.path()).unwrap();
+    let mut index = git.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.write().unwrap();
+    let tree = git.find_tree(index.write_tree().unwrap()).unwrap();
+    let who = git2::Signature::new("Test", "test@example.com", &git2::Time::new(0, 0)).unwrap();
+    git.commit(Some("HEAD"), &who, &who, "clean", &tree, &[])
+        .unwrap();
+    let text = std::fs::read_to_string(repo.path().join(BLUEPRINT)).unwrap();
+    assert!(
+        text.contains("slices: 2"),
+        "the README's example edit still applies"
+    );
+    repo.write(BLUEPRINT, &text.replace("slices: 2", "slices: 3"));
+    let render = repo.aiml(&["render"]);
+    assert_eq!(render.code, 0, "{}", render.transcript());
+    repo
+}
+
+fn diff(repo: &TestRepo, args: &[&str]) -> Run {
+    let mut all = vec!["diff"];
+    all.extend_from_slice(args);
+    let run = repo.aiml(&all);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    run
+}
+
+#[test]
+fn the_readme_slices_edit_cannot_be_applied_in_place() {
+    let repo = edited_clone();
+
+    let text = diff(&repo, &[]).stdout;
+    let line = text
+        .lines()
+        .find(|l| l.contains("cannot be applied in place"))
+        .unwrap_or_else(|| panic!("no refused-update line:\n{text}"));
+    assert!(
+        line.starts_with(&format!(
+            "  ! cannot be applied in place: {JOBSET} spec.replicatedJobs[name=slice].replicas, "
+        )),
+        "{line}"
+    );
+    for part in [
+        "the JobSet webhook refuses changes to `spec.replicatedJobs`",
+        "kubernetes-sigs/jobset v0.12.0, pkg/webhooks/jobset_webhook.go ValidateUpdate",
+        "[multislice-v4-32-training]",
+    ] {
+        assert!(line.contains(part), "{part}: {line}");
+    }
+    assert!(
+        text.contains(
+            "the apply fails until the JobSet is deleted and created again: the run restarts"
+        ),
+        "{text}"
+    );
+    // The new node pool, the quota and the rest are not refused: one line only, and the
+    // refusal is not called a GCP recreation.
+    assert_eq!(
+        text.matches("cannot be applied in place").count(),
+        1,
+        "{text}"
+    );
+    assert!(!text.contains("! recreate"), "{text}");
+
+    let markdown = diff(&repo, &["-o", "markdown"]).stdout;
+    assert!(
+        markdown.contains("**Refused updates** (the API server or a webhook rejects"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains(&format!("**cannot be applied in place**: `{JOBSET}`")),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("(https://github.com/kubernetes-sigs/jobset/blob/f22e565ac3cc3265c7c45ef67ecffdc689af5d77/pkg/webhooks/jobset_webhook.go)"),
+        "{markdown}"
+    );
+
+    let json: serde_json::Value =
+        serde_json::from_str(&diff(&repo, &["-o", "json"]).stdout).unwrap();
+    let refused = json["impact"]["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0]["object"]["kind"], "JobSet");
+    assert_eq!(refused[0]["refused_by"], "the JobSet webhook");
+    assert_eq!(refused[0]["source"]["repository"], "kubernetes-sigs/jobset");
+    assert_eq!(refused[0]["source"]["ref"], "v0.12.0");
+    assert_eq!(refused[0]["source"]["function"], "ValidateUpdate");
+    assert_eq!(
+        refused[0]["fields"][0],
+        "spec.replicatedJobs[name=slice].replicas"
+    );
+    assert_eq!(json["impact"]["destructive"], serde_json::json!([]));
+}
+
+/// `(path, rule)` of every `x-kubernetes-validations` rule of a schema that reads `oldSelf`.
+fn transition_rules(schema: &serde_json::Value, path: &str, out: &mut Vec<(String, String)>) {
+    for rule in schema["x-kubernetes-validations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let text = rule["rule"].as_str().unwrap_or_default();
+        if text.contains("oldSelf") {
+            out.push((path.to_string(), text.to_string()));
+        }
+    }
+    for (key, child) in schema["properties"].as_object().into_iter().flatten() {
+        let child_path = if path.is_empty() {
+            key.clone()
+        } else {
+            format!("{path}.{key}")
+        };
+        transition_rules(child, &child_path, out);
+    }
+    if schema["items"].is_object() {
+        transition_rules(&schema["items"], &format!("{path}[]"), out);
+    }
+}
+
+#[test]
+fn every_self_equals_old_self_rule_of_the_vendored_crds_is_in_the_table() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let table = std::fs::read_to_string(root.join("data/refused-updates.tsv")).unwrap();
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.split('\t').collect())
+        .collect();
+    let index: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("schemas/crds/index.json")).unwrap(),
+    )
+    .unwrap();
+    let mut found = 0;
+    for entry in index.as_object().unwrap().values() {
+        let file = entry["file"].as_str().unwrap();
+        let schema: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(root.join("schemas/crds").join(file)).unwrap(),
+        )
+        .unwrap();
+        let mut rules = Vec::new();
+        transition_rules(&schema, "", &mut rules);
+        for (path, rule) in rules {
+            if rule.replace(' ', "") != "self==oldSelf" {
+                continue;
+            }
+            found += 1;
+            let (group, kind) = (
+                entry["group"].as_str().unwrap(),
+                entry["kind"].as_str().unwrap(),
+            );
+            assert!(
+                rows.iter()
+                    .any(|r| r[..4] == [group, kind, "immutable", path.as_str()]),
+                "{kind} {path} ({file}) is not in data/refused-updates.tsv: run scripts/derive-immutable-fields"
+            );
+        }
+    }
+    assert!(
+        found >= 15,
+        "the vendored CRDs keep their transition rules ({found})"
+    );
+}
