@@ -181,7 +181,7 @@ pub(super) fn fresh(
 ) -> anyhow::Result<Result<(tempfile::TempDir, Report), Outcome>> {
     let kustomize = context.kustomize()?;
     workspace::wait_for_renders(root, context.limits.lock_timeout)?;
-    let temporary = tempfile::Builder::new().prefix("aiml-check-").tempdir()?;
+    let temporary = super::interrupt::temporary_dir("aiml-check-")?;
     let mut report = render::build(
         loaded,
         &context.registry,
