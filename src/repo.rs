@@ -4,6 +4,10 @@
 //! [`crate::jsonnet`] into the same documents, read in sorted path order so that every run sees
 //! them the same way. Each file is read and parsed once; documents that fail to parse, break
 //! the blueprint envelope or reuse a name become diagnostics.
+//!
+//! A cloned repository is untrusted input: a blueprint file, folder or `aiml.yaml` that leads
+//! outside the repository through a symbolic link is refused (links inside it are fine), as
+//! Jsonnet imports are.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -200,6 +204,16 @@ pub enum ReadError {
     /// An `AIML_*` limit variable does not parse.
     #[error(transparent)]
     Limit(#[from] crate::limits::LimitError),
+    /// An input of the repository is a symbolic link (or under one) that leads outside it.
+    #[error(
+        "`{path}` leads outside the repository through a symbolic link (to `{target}`): blueprints, `aiml.yaml` and kinds are read only from inside the repository, like Jsonnet imports; copy the file into the repository instead of linking to it"
+    )]
+    OutsideRepository {
+        /// Repository-relative path.
+        path: String,
+        /// Where it leads.
+        target: String,
+    },
     /// A folder walk failed (a loop of symbolic links, permissions, …).
     #[error("could not read the folder `{path}`: {source}")]
     Walk {
@@ -209,6 +223,26 @@ pub enum ReadError {
         #[source]
         source: walkdir::Error,
     },
+}
+
+/// Checks that `path`, an input of the repository at `root` (canonical) shown as `display`,
+/// does not lead outside it through a symbolic link (of the file or of a folder on its way).
+pub fn ensure_inside(root: &Path, path: &Path, display: &str) -> Result<(), ReadError> {
+    // A dangling link, or a link to a device or FIFO: reading it says what it is, and reads
+    // nothing.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file() || m.is_dir()) {
+        return Ok(());
+    }
+    let Ok(target) = path.canonicalize() else {
+        return Ok(());
+    };
+    if target.starts_with(root) {
+        return Ok(());
+    }
+    Err(ReadError::OutsideRepository {
+        path: display.to_string(),
+        target: crate::diagnostic::sanitize(&target.display().to_string(), 200),
+    })
 }
 
 /// What a file system entry is, in words, for messages.
@@ -403,6 +437,11 @@ pub fn load(root: &Path, registry: &Registry, limit: u64) -> Result<Loaded, Read
         });
     }
     // Settings first: Jsonnet blueprints read their variables from them.
+    let canonical = fs_err::canonicalize(root)?;
+    let settings_path = root.join(crate::settings::SETTINGS_FILE);
+    if fs_err::symlink_metadata(&settings_path).is_ok() {
+        ensure_inside(&canonical, &settings_path, crate::settings::SETTINGS_FILE)?;
+    }
     let settings = crate::settings::load(root, limit)?;
     loaded.settings = settings.settings;
     loaded.settings_file = settings.file;
@@ -410,6 +449,7 @@ pub fn load(root: &Path, registry: &Registry, limit: u64) -> Result<Loaded, Read
     let mut timeout = None;
     for path in blueprint_files(&dir)? {
         let display = display_path(root, &path);
+        ensure_inside(&canonical, &path, &display)?;
         if is_jsonnet(&path) {
             let timeout = match timeout {
                 Some(timeout) => timeout,
