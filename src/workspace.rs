@@ -93,6 +93,18 @@ pub enum WriteError {
         /// Repository-relative path.
         path: String,
     },
+    /// A generated folder could not be moved into place or out of the way.
+    #[error("could not replace `{folder}`: {cause}; {}.{fix}", if *.rolled_back { "nothing was changed" } else { "the next render puts back what was moved" })]
+    Swap {
+        /// The folder (`rendered/<name>`).
+        folder: String,
+        /// Why, in words, with the system's message.
+        cause: String,
+        /// What to do (with a leading space), or nothing.
+        fix: String,
+        /// Whether every folder moved so far was put back.
+        rolled_back: bool,
+    },
     /// The journal of an interrupted render is not one this tool wrote.
     #[error(
         "`{STATE_DIR}/{JOURNAL_FILE}` is not a journal kubectl-aiml writes ({0}); nothing was changed. A render that was interrupted leaves one, but a cloned repository may carry one too, to make a render move or delete folders: remove `{STATE_DIR}/{JOURNAL_FILE}` and `{STATE_DIR}/{BACKUP_DIR}/` if no render of yours was interrupted here"
@@ -350,8 +362,9 @@ impl Workspace {
         full: bool,
         hand_edits: HandEdits,
     ) -> Result<Comparison, WriteError> {
+        // `std`'s error keeps the system's error code, which says why (see `swap_error`).
         self.commit_with(names, unchanged, full, hand_edits, &mut |from, to| {
-            fs_err::rename(from, to)
+            std::fs::rename(from, to)
         })
     }
 
@@ -421,34 +434,42 @@ impl Workspace {
             swaps,
             committed: false,
         };
+        // Folders move by rename, which works only within one file system: say which
+        // folder is elsewhere before anything moves.
+        for swap in &journal.swaps {
+            if let Some(error) = other_device(&staging, &self.root.join(&swap.target)) {
+                return Err(swap_error(&swap.target, &error, true));
+            }
+        }
         self.write_journal(&journal)?;
         let backups = self.backups();
         fs_err::create_dir_all(&backups)?;
-        let result = (|| -> std::io::Result<()> {
+        let result = (|| -> Result<(), (&str, std::io::Error)> {
             for (index, swap) in journal.swaps.iter().enumerate() {
+                let failed = |error| (swap.target.as_str(), error);
                 let target = self.root.join(&swap.target);
                 if swap.existed {
-                    rename(&target, &backups.join(index.to_string()))?;
+                    rename(&target, &backups.join(index.to_string())).map_err(failed)?;
                 }
                 if swap.replaced {
                     if let Some(parent) = target.parent() {
-                        fs_err::create_dir_all(parent)?;
+                        std::fs::create_dir_all(parent).map_err(failed)?;
                     }
-                    rename(&staging.join(&swap.target), &target)?;
+                    rename(&staging.join(&swap.target), &target).map_err(failed)?;
                 }
             }
             Ok(())
         })();
-        if let Err(error) = result {
+        if let Err((folder, error)) = result {
             for (index, swap) in journal.swaps.iter().enumerate().rev() {
                 // Best effort: the original error is what matters; the journal stays for the
                 // next run if this fails too.
                 if self.undo(index, swap).is_err() {
-                    return Err(error.into());
+                    return Err(swap_error(folder, &error, false));
                 }
             }
             let _ = fs_err::remove_file(self.journal_path());
-            return Err(error.into());
+            return Err(swap_error(folder, &error, true));
         }
         journal.committed = true;
         self.write_journal(&journal)?;
@@ -801,6 +822,83 @@ fn ensure_real_folder(root: &Path, relative: &str) -> Result<(), WriteError> {
             what: repo::describe_file_type(metadata.file_type()),
         }),
         Err(_) => Ok(()),
+    }
+}
+
+/// The error of moving the folder `folder` (`rendered/<name>`) into place, in words: which
+/// folder, why (read-only, immutable, another file system) and the fix.
+fn swap_error(folder: &str, error: &std::io::Error, rolled_back: bool) -> WriteError {
+    let top = folder.split('/').next().unwrap_or(folder);
+    // The system's words without the internal paths that `fs_err` adds.
+    let system = error.raw_os_error().map_or_else(
+        || error.to_string(),
+        |code| std::io::Error::from_raw_os_error(code).to_string(),
+    );
+    let code = error.raw_os_error().or(match error.kind() {
+        std::io::ErrorKind::CrossesDevices => Some(libc::EXDEV),
+        std::io::ErrorKind::ReadOnlyFilesystem => Some(libc::EROFS),
+        _ => None,
+    });
+    let (cause, fix) = match code {
+        Some(libc::EXDEV) => (
+            format!(
+                "`{folder}` and `{STATE_DIR}/{STAGING_DIR}/`, where a render builds it, are on different file systems (a separate or read-only mount), and a folder moves into place only within one ({system})"
+            ),
+            format!(
+                "Keep `{STATE_DIR}/` on the file system of `{OVERLAYS_DIR}/` and `{RENDERED_DIR}/` (mount the repository as a whole, writable), or render in a writable clone."
+            ),
+        ),
+        Some(libc::EROFS) => (
+            format!("`{top}/` is on a read-only file system ({system})"),
+            "Mount it writable, or render in a writable clone.".to_string(),
+        ),
+        Some(libc::EPERM) => (
+            format!(
+                "the system refused to change `{top}/` or `{folder}`, which is most likely immutable (`lsattr -d {folder}` shows an `i`) ({system})"
+            ),
+            format!(
+                "Remove the attribute (`chattr -i {top} {folder}`, as root), or render in a writable clone."
+            ),
+        ),
+        Some(libc::EACCES) => (
+            format!("`{top}/` or `{folder}` is not writable by this user ({system})"),
+            format!("Make it writable (`chmod u+w {top} {folder}`), or render as its owner."),
+        ),
+        _ => (error.to_string(), String::new()),
+    };
+    WriteError::Swap {
+        folder: crate::diagnostic::sanitize(folder, 200),
+        cause,
+        fix: if fix.is_empty() {
+            fix
+        } else {
+            format!(" {fix}")
+        },
+        rolled_back,
+    }
+}
+
+/// `EXDEV` when `target` (or, when it does not exist yet, the nearest folder above it) is on
+/// another file system than `staging`: what the rename would fail with, found before anything
+/// moves.
+fn other_device(staging: &Path, target: &Path) -> Option<std::io::Error> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let device = |path: &Path| fs_err::symlink_metadata(path).ok().map(|m| m.dev());
+        let staging = device(staging)?;
+        let mut folders = vec![target];
+        folders.extend(target.parent());
+        let differs = folders
+            .into_iter()
+            .filter_map(device)
+            .any(|dev| dev != staging);
+        differs.then(|| std::io::Error::from_raw_os_error(libc::EXDEV))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (staging, target);
+        None
     }
 }
 
@@ -1251,6 +1349,51 @@ mod tests {
         assert!(matches!(error, WriteError::Foreign { .. }), "{error}");
         assert!(outside.path().join("keep/precious.txt").exists());
         assert!(!outside.path().join("f.yaml").exists());
+    }
+
+    /// A read-only, immutable or separately mounted output folder: the error names the folder,
+    /// the cause and the fix, not an internal staging path, and nothing moves.
+    #[test]
+    fn a_swap_the_system_refuses_names_the_folder_the_cause_and_the_fix() {
+        for (code, cause, fix) in [
+            (
+                libc::EPERM,
+                "most likely immutable",
+                "chattr -i overlays overlays/a",
+            ),
+            (
+                libc::EXDEV,
+                "different file systems",
+                "mount the repository as a whole",
+            ),
+            (libc::EROFS, "read-only file system", "Mount it writable"),
+            (libc::EACCES, "not writable by this user", "chmod u+w"),
+        ] {
+            let root = repository();
+            let before = tree(root.path());
+            let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
+            stage(&workspace, "new", true);
+            let error = workspace
+                .commit_with(
+                    &[],
+                    &BTreeSet::new(),
+                    true,
+                    HandEdits::Refuse,
+                    &mut |_, _| Err(std::io::Error::from_raw_os_error(code)),
+                )
+                .unwrap_err();
+            let text = error.to_string();
+            for expected in [
+                "could not replace `overlays/a`",
+                cause,
+                fix,
+                "nothing was changed",
+            ] {
+                assert!(text.contains(expected), "{code}: no `{expected}` in {text}");
+            }
+            assert!(!text.contains("staging/overlays"), "{text}");
+            assert_eq!(tree(root.path()), before);
+        }
     }
 
     #[test]

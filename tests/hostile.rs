@@ -6,7 +6,7 @@
 mod support;
 
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -250,6 +250,69 @@ fn a_forged_cache_entry_never_vouches_for_output() {
     let run = repo.aiml(&["render"]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(std::fs::read(folder.join(file)).unwrap(), original);
+}
+
+/// Removes the immutable attribute again, so that the test's folders can be deleted.
+struct Immutable(PathBuf);
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o755));
+    }
+}
+
+/// Makes `dir` unwritable: immutable (`chattr +i`, which stops root too) or, where that is
+/// not available, read-only for a user who is not root. Panics when neither holds (a test
+/// that cannot make its case is a failure, not a pass; the mapping of each error is also
+/// covered by the `workspace` unit tests).
+fn make_unwritable(dir: &Path) -> Immutable {
+    let guard = Immutable(dir.to_path_buf());
+    let immutable = Command::new("chattr")
+        .arg("+i")
+        .arg(dir)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !immutable {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let probe = dir.join("probe");
+    let writable = std::fs::write(&probe, "").is_ok();
+    let _ = std::fs::remove_file(&probe);
+    assert!(
+        !writable,
+        "cannot make `{}` unwritable here (no `chattr +i`, and root ignores permissions)",
+        dir.display()
+    );
+    guard
+}
+
+#[test]
+fn an_unwritable_output_folder_is_named_with_the_cause() {
+    let repo = rendered_repo();
+    repo.write(
+        &format!("blueprints/{NAME}.yaml"),
+        &EXAMPLE.replace("slices: 2", "slices: 3"),
+    );
+    let before = repo.generated();
+    let _guard = make_unwritable(&repo.path().join("rendered"));
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains(&format!("could not replace `rendered/{NAME}`")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("immutable") || run.stderr.contains("not writable by this user"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
+    assert!(!run.stderr.contains(".aiml/staging"), "{}", run.stderr);
+    assert_eq!(repo.generated(), before);
 }
 
 /// Ctrl-C, `kill` or a CI timeout in the middle of a run: its temporary folders go, and the
