@@ -641,12 +641,46 @@ pub fn compare(
     Ok(comparison)
 }
 
+/// Refuses a generated folder whose file paths a case-insensitive file system (macOS,
+/// Windows) would fold into one, or that names one file twice: a clone there would hold
+/// one object where the repository has two.
+fn check_output_paths<'a>(dir: &Path, files: &[(&'a str, &'a [u8])]) -> std::io::Result<()> {
+    // `rendered/<name>`, whether `dir` is under staging or the repository.
+    let folder: Vec<String> = dir
+        .components()
+        .rev()
+        .take(2)
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let shown = |path: &str| format!("{}/{}/{path}", folder[1..].join("/"), folder[0]);
+    let mut seen = BTreeSet::new();
+    for (path, _) in files {
+        if !seen.insert(*path) {
+            return Err(std::io::Error::other(format!(
+                "two objects would be written to `{}`: their identities differ only by case; rename one of them",
+                crate::diagnostic::sanitize(&shown(path), 200)
+            )));
+        }
+    }
+    match repo::case_collision(files.iter().map(|(path, _)| *path)) {
+        Some((first, second)) => Err(std::io::Error::other(repo::case_collision_message(
+            &shown(&first),
+            &shown(&second),
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Writes a generated folder: `files` (relative path → content) and the marker listing them.
+/// Paths that differ only by case are refused ([`check_output_paths`]) before a file is
+/// written.
 pub fn write_folder<'a>(
     dir: &Path,
     source: &str,
     files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
 ) -> std::io::Result<()> {
+    let files: Vec<(&str, &[u8])> = files.into_iter().collect();
+    check_output_paths(dir, &files)?;
     let mut written = BTreeMap::new();
     for (relative, content) in files {
         let path = dir.join(relative);
@@ -668,6 +702,8 @@ pub fn folder_is_current<'a>(
     source: &str,
     files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
 ) -> std::io::Result<bool> {
+    let files: Vec<(&str, &[u8])> = files.into_iter().collect();
+    check_output_paths(dir, &files)?;
     if !fs_err::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
         return Ok(false);
     }
@@ -1393,6 +1429,34 @@ mod tests {
             }
             assert!(!text.contains("staging/overlays"), "{text}");
             assert_eq!(tree(root.path()), before);
+        }
+    }
+
+    /// Output paths that only differ by case are one file on macOS: refused before writing.
+    #[test]
+    fn output_paths_that_differ_only_by_case_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("rendered/a");
+        for files in [
+            [
+                ("workload/x/role_A.yaml", &b"1"[..]),
+                ("workload/x/role_a.yaml", b"2"),
+            ],
+            [
+                ("workload/X/role_a.yaml", b"1"),
+                ("workload/x/role_b.yaml", b"2"),
+            ],
+            [
+                ("workload/x/role_a.yaml", b"1"),
+                ("workload/x/role_a.yaml", b"2"),
+            ],
+        ] {
+            let error = write_folder(&folder, "blueprints/a.yaml", files).unwrap_err();
+            let text = error.to_string();
+            assert!(text.contains("rendered/a/workload/"), "{text}");
+            assert!(text.contains("differ only by case"), "{text}");
+            assert!(!folder.exists(), "{text}: something was written");
+            assert!(folder_is_current(&folder, "blueprints/a.yaml", files).is_err());
         }
     }
 

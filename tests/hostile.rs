@@ -252,6 +252,68 @@ fn a_forged_cache_entry_never_vouches_for_output() {
     assert_eq!(std::fs::read(folder.join(file)).unwrap(), original);
 }
 
+/// What a case-insensitive file system (macOS) would fold into one is refused by name:
+/// blueprint files, their folders, Jsonnet files, kind folders.
+#[test]
+fn names_that_differ_only_by_case_are_refused() {
+    let other =
+        |name: &str| EXAMPLE.replace(&format!("name: {NAME}\n"), &format!("name: {name}\n"));
+    for (files, first, second) in [
+        (
+            vec![("blueprints/Training.yaml", other("b"))],
+            "blueprints/Training.yaml",
+            "blueprints/training.yaml",
+        ),
+        (
+            vec![
+                ("blueprints/Team/a.yaml", other("a")),
+                ("blueprints/team/b.yaml", other("b")),
+            ],
+            "blueprints/Team",
+            "blueprints/team",
+        ),
+        (
+            vec![
+                ("blueprints/lib/Common.libsonnet", "{}".to_string()),
+                ("blueprints/lib/common.libsonnet", "{}".to_string()),
+            ],
+            "blueprints/lib/Common.libsonnet",
+            "blueprints/lib/common.libsonnet",
+        ),
+        (
+            vec![
+                ("kinds/Model/kind.yaml", "x: 1\n".to_string()),
+                ("kinds/MODEL/kind.yaml", "x: 1\n".to_string()),
+            ],
+            "kinds/MODEL",
+            "kinds/Model",
+        ),
+    ] {
+        let repo = TestRepo::new();
+        if first == "blueprints/Training.yaml" {
+            std::fs::rename(
+                repo.path().join(format!("blueprints/{NAME}.yaml")),
+                repo.path().join("blueprints/training.yaml"),
+            )
+            .unwrap();
+        }
+        for (path, text) in &files {
+            repo.write(path, text);
+        }
+        for args in [&["render"][..], &["validate"]] {
+            let run = repo.aiml(args);
+            assert_eq!(run.code, 2, "{first} {args:?}: {}", run.transcript());
+            assert!(
+                run.stderr
+                    .contains(&format!("`{first}` and `{second}` differ only by case")),
+                "{first} {args:?}: {}",
+                run.stderr
+            );
+            assert!(repo.generated().is_empty(), "{first}: output written");
+        }
+    }
+}
+
 /// Removes the immutable attribute again, so that the test's folders can be deleted.
 struct Immutable(PathBuf);
 
