@@ -17,7 +17,14 @@
 //! and anything it cannot prove (an unreadable or foreign entry, a changed file, a build that
 //! fell back to the kustomize binary of another version) is a miss. Entries are written
 //! atomically under the render lock, by name, so concurrent runs never see half an entry; a
-//! reader tolerates any entry. `.aiml/` is ignored by git. `AIML_CACHE=off` or
+//! reader tolerates any entry. `.aiml/` is ignored by git.
+//!
+//! A cloned repository may carry a `.aiml/cache/` of its own, with entries whose keys match
+//! (they are hashes of public inputs) and whose results lie. So an entry also records the
+//! identity of each marker file it vouches for (device, inode and change time, which the
+//! kernel sets and no file content can forge); a checkout creates new files, so an entry that
+//! was not written on this machine after this render never matches. Entries are read and
+//! written without following links. `AIML_CACHE=off` or
 //! `--no-cache` turns it off.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,16 +37,16 @@ use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::plan::{Lookups, Repository};
 use crate::repo::{OVERLAYS_DIR, RENDERED_DIR};
 use crate::sync::Roots;
-use crate::workspace::{MARKER, STATE_DIR};
+use crate::workspace::{CACHE_DIR, MARKER, STATE_DIR};
 
-/// Folder of the cache under the repository's state folder.
-const CACHE_DIR: &str = "cache";
 /// Environment variable that turns the cache off (`off`, `0` or `false`).
 pub const CACHE_VAR: &str = "AIML_CACHE";
 /// What decides every blueprint's output besides its inputs: this build.
 const FINGERPRINT: &str = include_str!(concat!(env!("OUT_DIR"), "/fingerprint.txt"));
 /// Entry format; bump when [`Entry`] changes shape.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
+/// Largest entry read: a blueprint's entry is a few kilobytes.
+const MAX_ENTRY_SIZE: u64 = 64 * 1024 * 1024;
 
 /// The cache of one repository.
 #[derive(Clone, Debug)]
@@ -78,6 +85,9 @@ struct Entry {
     markers: BTreeMap<String, String>,
     /// Repository-relative path → (size, modification time in ns) after the render.
     stats: BTreeMap<String, (u64, u128)>,
+    /// `overlays/<name>` and `rendered/<name>` → the identity of their marker file on disk
+    /// ([`file_identity`]): proof that this machine wrote the entry after the render.
+    identities: BTreeMap<String, String>,
 }
 
 /// What a render read, to be stored with its result.
@@ -107,11 +117,16 @@ impl Cache {
     pub fn open(root: &Path, context: &str) -> Option<Self> {
         let off = std::env::var(CACHE_VAR)
             .is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "off" | "0" | "false"));
-        if off {
+        let dir = root.join(STATE_DIR).join(CACHE_DIR);
+        // Never read or written through a link (`render` refuses them; `--check` reads).
+        let linked = [root.join(STATE_DIR), dir.clone()]
+            .iter()
+            .any(|path| std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()));
+        if off || linked {
             return None;
         }
         Some(Self {
-            dir: root.join(STATE_DIR).join(CACHE_DIR),
+            dir,
             context: context.to_string(),
         })
     }
@@ -143,7 +158,7 @@ impl Cache {
         key: &str,
         repository: &Repository,
     ) -> Option<CachedResult> {
-        let text = std::fs::read_to_string(self.path(name)).ok()?;
+        let text = read_entry(&self.path(name))?;
         let entry: Entry = serde_json::from_str(&text).ok()?;
         if entry.format != FORMAT || entry.key != key {
             return None;
@@ -186,6 +201,7 @@ impl Cache {
     ) -> std::io::Result<()> {
         let mut markers = BTreeMap::new();
         let mut stats = BTreeMap::new();
+        let mut identities = BTreeMap::new();
         for top in [OVERLAYS_DIR, RENDERED_DIR] {
             let folder = format!("{top}/{name}");
             let dir = root.join(&folder);
@@ -204,6 +220,10 @@ impl Cache {
                 format!("{folder}/{MARKER}"),
                 stat(&dir.join(MARKER)).unwrap_or_default(),
             );
+            let Some(identity) = file_identity(&dir.join(MARKER)) else {
+                return Ok(());
+            };
+            identities.insert(folder.clone(), identity);
             markers.insert(folder, marker);
         }
         let entry = Entry {
@@ -214,11 +234,17 @@ impl Cache {
             result,
             markers,
             stats,
+            identities,
         };
+        if std::fs::symlink_metadata(&self.dir).is_ok_and(|m| !m.file_type().is_dir()) {
+            return Err(std::io::Error::other("the cache folder is not a folder"));
+        }
         std::fs::create_dir_all(&self.dir)?;
         let path = self.path(name);
         let temporary = path.with_extension(format!("json.{}.tmp", std::process::id()));
-        let mut file = std::fs::File::create(&temporary)?;
+        // A stale temporary file (or a link in its place) is replaced, never written through.
+        let _ = std::fs::remove_file(&temporary);
+        let mut file = crate::workspace::create_new(&temporary)?;
         file.write_all(serde_json::to_string(&entry)?.as_bytes())?;
         drop(file);
         std::fs::rename(&temporary, &path)
@@ -252,6 +278,14 @@ fn on_disk(root: &Path, name: &str, entry: &Entry) -> bool {
         // A real folder (never followed through a link) with our marker, as written.
         let is_dir = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_dir());
         if !is_dir || std::fs::read_to_string(dir.join(MARKER)).ok().as_ref() != Some(expected) {
+            return false;
+        }
+        // The marker is the file this machine wrote (or found current) before recording the
+        // entry: a copied or committed entry never vouches for a checkout's files.
+        let proven = entry.identities.get(&folder).is_some_and(|recorded| {
+            file_identity(&dir.join(MARKER)).is_some_and(|identity| identity == *recorded)
+        });
+        if !proven {
             return false;
         }
         let listed: BTreeMap<String, String> = listed(expected).collect();
@@ -326,6 +360,44 @@ fn stat(path: &Path) -> Option<(u64, u128)> {
         .ok()?
         .as_nanos();
     Some((metadata.len(), modified))
+}
+
+/// What identifies a file on this machine and cannot be set from its content: device, inode
+/// and change time (which the kernel sets on every change; no call sets it back). `None` when
+/// it cannot be known (then nothing is reused).
+fn file_identity(path: &Path) -> Option<String> {
+    let metadata = std::fs::symlink_metadata(path).ok()?;
+    if !metadata.file_type().is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        Some(format!(
+            "{}:{}:{}.{:09}",
+            metadata.dev(),
+            metadata.ino(),
+            metadata.ctime(),
+            metadata.ctime_nsec()
+        ))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// An entry's text, read without following a link and bounded in size; `None` when it
+/// cannot be read (a miss).
+fn read_entry(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    crate::workspace::open_no_follow(fs_err::OpenOptions::new().read(true), path)
+        .ok()?
+        .take(MAX_ENTRY_SIZE)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
 }
 
 fn same_blob(path: &Path, blob: &str) -> bool {

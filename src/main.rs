@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Before anything is made that an interruption should clean up.
+    cli::interrupt::install();
     let parsed = match cli::Cli::try_parse() {
         Ok(parsed) => parsed,
         Err(error) => {

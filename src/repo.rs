@@ -4,6 +4,11 @@
 //! [`crate::jsonnet`] into the same documents, read in sorted path order so that every run sees
 //! them the same way. Each file is read and parsed once; documents that fail to parse, break
 //! the blueprint envelope or reuse a name become diagnostics.
+//!
+//! A cloned repository is untrusted input: a blueprint file, folder or `aiml.yaml` that leads
+//! outside the repository through a symbolic link is refused (links inside it are fine), as
+//! Jsonnet imports are, and so are input paths that differ only by case, which a clone on a
+//! case-insensitive file system (macOS, Windows) would fold into one.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -200,6 +205,24 @@ pub enum ReadError {
     /// An `AIML_*` limit variable does not parse.
     #[error(transparent)]
     Limit(#[from] crate::limits::LimitError),
+    /// An input of the repository is a symbolic link (or under one) that leads outside it.
+    #[error(
+        "`{path}` leads outside the repository through a symbolic link (to `{target}`): blueprints, `aiml.yaml` and kinds are read only from inside the repository, like Jsonnet imports; copy the file into the repository instead of linking to it"
+    )]
+    OutsideRepository {
+        /// Repository-relative path.
+        path: String,
+        /// Where it leads.
+        target: String,
+    },
+    /// Two input paths differ only by case.
+    #[error("{}", case_collision_message(.first, .second))]
+    CaseCollision {
+        /// The first path, repository-relative.
+        first: String,
+        /// The other.
+        second: String,
+    },
     /// A folder walk failed (a loop of symbolic links, permissions, …).
     #[error("could not read the folder `{path}`: {source}")]
     Walk {
@@ -209,6 +232,66 @@ pub enum ReadError {
         #[source]
         source: walkdir::Error,
     },
+}
+
+/// Why two paths that differ only by case are refused, and the fix.
+#[must_use]
+pub fn case_collision_message(first: &str, second: &str) -> String {
+    let (first, second) = (
+        crate::diagnostic::sanitize(first, 200),
+        crate::diagnostic::sanitize(second, 200),
+    );
+    format!(
+        "`{first}` and `{second}` differ only by case: on a case-insensitive file system (macOS, Windows) they are one and the same, so a clone there loses one of them; rename one of them"
+    )
+}
+
+/// The first two of `paths` (`/`-separated) that differ only by case, in themselves or in a
+/// folder on their way (`a/B/x` and `a/b/y`): what a case-insensitive file system folds into
+/// one. Letters are compared by their Unicode lower case.
+#[must_use]
+pub fn case_collision<'a>(paths: impl IntoIterator<Item = &'a str>) -> Option<(String, String)> {
+    let mut seen: std::collections::HashMap<String, &'a str> = std::collections::HashMap::new();
+    for path in paths {
+        let ends = path
+            .char_indices()
+            .filter(|(_, c)| *c == '/')
+            .map(|(index, _)| index)
+            .chain([path.len()]);
+        for end in ends {
+            let prefix = &path[..end];
+            match seen.entry(prefix.to_lowercase()) {
+                std::collections::hash_map::Entry::Occupied(first) if *first.get() != prefix => {
+                    return Some((first.get().to_string(), prefix.to_string()));
+                }
+                std::collections::hash_map::Entry::Occupied(_) => {}
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(prefix);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Checks that `path`, an input of the repository at `root` (canonical) shown as `display`,
+/// does not lead outside it through a symbolic link (of the file or of a folder on its way).
+pub fn ensure_inside(root: &Path, path: &Path, display: &str) -> Result<(), ReadError> {
+    // A dangling link, or a link to a device or FIFO: reading it says what it is, and reads
+    // nothing.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file() || m.is_dir()) {
+        return Ok(());
+    }
+    let Ok(target) = path.canonicalize() else {
+        return Ok(());
+    };
+    if target.starts_with(root) {
+        return Ok(());
+    }
+    Err(ReadError::OutsideRepository {
+        path: display.to_string(),
+        target: crate::diagnostic::sanitize(&target.display().to_string(), 200),
+    })
 }
 
 /// What a file system entry is, in words, for messages.
@@ -339,18 +422,31 @@ pub fn input_files(dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
 /// Recursively lists blueprint files under `dir`: YAML ([`input_files`]) and `*.jsonnet`.
 /// `*.libsonnet` files are libraries, imported and never blueprints themselves.
 pub fn blueprint_files(dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
-    let mut files = input_files(dir)?;
+    Ok(source_files(dir)?.0)
+}
+
+/// Blueprint files under `dir` (sorted, as [`blueprint_files`]) and Jsonnet libraries
+/// (`*.libsonnet`), in one walk that follows symbolic links (a loop is an error).
+fn source_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), ReadError> {
+    let (mut blueprints, mut libraries) = (Vec::new(), Vec::new());
     for entry in walkdir::WalkDir::new(dir).follow_links(true) {
         let entry = entry.map_err(|source| ReadError::Walk {
             path: display_path(Path::new(""), dir),
             source,
         })?;
-        if is_jsonnet(entry.path()) && !entry.file_type().is_dir() {
-            files.push(entry.into_path());
+        if entry.file_type().is_dir() {
+            continue;
+        }
+        let extension = entry.path().extension().and_then(|e| e.to_str());
+        match extension {
+            Some("yaml" | "yml" | crate::jsonnet::EXTENSION) => blueprints.push(entry.into_path()),
+            Some("libsonnet") => libraries.push(entry.into_path()),
+            _ => {}
         }
     }
-    files.sort();
-    Ok(files)
+    blueprints.sort();
+    libraries.sort();
+    Ok((blueprints, libraries))
 }
 
 /// Whether `path` is a Jsonnet blueprint file.
@@ -403,13 +499,29 @@ pub fn load(root: &Path, registry: &Registry, limit: u64) -> Result<Loaded, Read
         });
     }
     // Settings first: Jsonnet blueprints read their variables from them.
+    let canonical = fs_err::canonicalize(root)?;
+    let settings_path = root.join(crate::settings::SETTINGS_FILE);
+    if fs_err::symlink_metadata(&settings_path).is_ok() {
+        ensure_inside(&canonical, &settings_path, crate::settings::SETTINGS_FILE)?;
+    }
     let settings = crate::settings::load(root, limit)?;
     loaded.settings = settings.settings;
     loaded.settings_file = settings.file;
     loaded.diagnostics.extend(settings.diagnostics);
     let mut timeout = None;
-    for path in blueprint_files(&dir)? {
-        let display = display_path(root, &path);
+    let (files, libraries) = source_files(&dir)?;
+    let displayed: Vec<String> = files.iter().map(|path| display_path(root, path)).collect();
+    let libraries: Vec<String> = libraries
+        .iter()
+        .map(|path| display_path(root, path))
+        .collect();
+    if let Some((first, second)) =
+        case_collision(displayed.iter().chain(&libraries).map(String::as_str))
+    {
+        return Err(ReadError::CaseCollision { first, second });
+    }
+    for (path, display) in files.into_iter().zip(displayed) {
+        ensure_inside(&canonical, &path, &display)?;
         if is_jsonnet(&path) {
             let timeout = match timeout {
                 Some(timeout) => timeout,
@@ -499,4 +611,29 @@ pub fn read_jsonnet(
         jsonnet,
         diagnostic,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_that_differ_only_by_case_collide_in_themselves_or_their_folders() {
+        let collision = |paths: &[&str]| case_collision(paths.iter().copied());
+        assert_eq!(collision(&["blueprints/a.yaml", "blueprints/b.yaml"]), None);
+        assert_eq!(
+            collision(&["blueprints/A.yaml", "blueprints/a.yaml"]),
+            Some(("blueprints/A.yaml".into(), "blueprints/a.yaml".into()))
+        );
+        assert_eq!(
+            collision(&["blueprints/Team/a.yaml", "blueprints/team/b.yaml"]),
+            Some(("blueprints/Team".into(), "blueprints/team".into()))
+        );
+        assert_eq!(
+            collision(&["blueprints/ÉTÉ.yaml", "blueprints/été.yaml"]),
+            Some(("blueprints/ÉTÉ.yaml".into(), "blueprints/été.yaml".into()))
+        );
+        // The same path twice is one file, not a collision.
+        assert_eq!(collision(&["a/b", "a/b", "a/c"]), None);
+    }
 }

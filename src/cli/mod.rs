@@ -8,6 +8,7 @@ mod blueprints;
 mod completion;
 mod diff;
 mod explain;
+pub(crate) mod interrupt;
 mod man;
 mod progress;
 mod render;

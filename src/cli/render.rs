@@ -198,7 +198,7 @@ fn build_fresh(
 ) -> anyhow::Result<(tempfile::TempDir, Report)> {
     let kustomize = context.kustomize()?;
     workspace::wait_for_renders(root, context.limits.lock_timeout)?;
-    let temporary = tempfile::Builder::new().prefix("aiml-check-").tempdir()?;
+    let temporary = super::interrupt::temporary_dir("aiml-check-")?;
     let report = render::build(
         loaded,
         &context.registry,

@@ -327,9 +327,7 @@ fn build_in_temp(
     root: &Path,
 ) -> anyhow::Result<Report> {
     let kustomize = context.kustomize()?;
-    let staging = tempfile::Builder::new()
-        .prefix("aiml-validate-")
-        .tempdir()?;
+    let staging = super::interrupt::temporary_dir("aiml-validate-")?;
     Ok(render::build(
         loaded,
         &context.registry,

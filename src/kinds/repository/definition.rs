@@ -95,6 +95,15 @@ pub(super) fn read_folder(
         }
         files.insert(relative, read_bytes(entry.path(), &display, max_file_size)?);
     }
+    if let Some((first, second)) = crate::repo::case_collision(files.keys().map(String::as_str)) {
+        return Err(KindError::new(
+            folder,
+            crate::repo::case_collision_message(
+                &format!("{folder}{first}"),
+                &format!("{folder}{second}"),
+            ),
+        ));
+    }
     Ok(files)
 }
 

@@ -149,6 +149,17 @@ pub fn load(root: &Path, max_file_size: u64) -> Result<Vec<RepositoryKind>, Kind
         .collect::<Result<_, _>>()
         .map_err(|e| KindError::new(format!("{KINDS_DIR}/"), e.to_string()))?;
     entries.sort_by_key(fs_err::DirEntry::file_name);
+    // `kinds/Model/` and `kinds/model/` are one folder on macOS.
+    let names: Vec<String> = entries
+        .iter()
+        .map(|entry| format!("{KINDS_DIR}/{}", entry.file_name().to_string_lossy()))
+        .collect();
+    if let Some((first, second)) = crate::repo::case_collision(names.iter().map(String::as_str)) {
+        return Err(KindError::new(
+            format!("{KINDS_DIR}/"),
+            crate::repo::case_collision_message(&first, &second),
+        ));
+    }
     let mut kinds = Vec::new();
     for entry in entries {
         let name = entry.file_name().to_string_lossy().into_owned();
