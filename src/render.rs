@@ -112,6 +112,14 @@ pub enum RenderError {
         /// The overlay folder.
         target: String,
     },
+    /// A blueprint produced no object and no error says why: writing would remove its output.
+    #[error(
+        "blueprint `{blueprint}` rendered no object and no finding says why; nothing was written (its output is kept: a blueprint is removed only by deleting it from `blueprints/`)"
+    )]
+    NoOutput {
+        /// The blueprint.
+        blueprint: String,
+    },
     /// The sync wiring could not be rendered (a bug in this binary).
     #[error(transparent)]
     Sync(#[from] sync::SyncError),
@@ -316,6 +324,9 @@ pub fn build(
     progress.finish();
     for result in results {
         let result = result?;
+        if let Some(error) = without_output(&result) {
+            return Err(error);
+        }
         report
             .diagnostics
             .extend(result.diagnostics.iter().cloned());
@@ -409,6 +420,7 @@ fn read_all<'a>(
         // Before the spec is read: a token pasted where a reference belongs is reported as a
         // leak, even when it also breaks the spec's shape.
         diagnostics.extend(blueprint.credential_findings());
+        diagnostics.extend(unsuppressible(&blueprint));
         match blueprint.kind.read(&blueprint) {
             Ok(spec) => read.push(Read { blueprint, spec }),
             Err(diagnostic) => {
@@ -629,6 +641,46 @@ fn build_one(
     ))
 }
 
+/// The rules a blueprint's `aiml.dev/ignore` names that stop its plan
+/// ([`crate::rules::stops_planning`]): each is malformed input (exit 2), since suppressing it
+/// would leave the blueprint without output and a render would remove what it rendered.
+fn unsuppressible(blueprint: &Blueprint<'_>) -> Vec<Diagnostic> {
+    blueprint
+        .ignored_rules()
+        .into_iter()
+        .filter(|id| crate::rules::stops_planning(id))
+        .map(|id| {
+            let mut d = blueprint.key_error_at(
+                "blueprint-schema",
+                "metadata.annotations",
+                crate::rules::IGNORE_ANNOTATION,
+                format!(
+                    "`{}` names {}",
+                    crate::rules::IGNORE_ANNOTATION,
+                    crate::rules::planning_reason(&id)
+                ),
+            );
+            d.found = Some(id.clone());
+            d.fix = Some(format!(
+                "remove `{id}` from `{}` and fix what it reports",
+                crate::rules::IGNORE_ANNOTATION
+            ));
+            d
+        })
+        .collect()
+}
+
+/// A blueprint that rendered no object and has no error to say why. Writing its result would
+/// remove its output, so it stops the render (exit 2) instead: a blueprint that is present is
+/// never removed because it produced nothing.
+fn without_output(result: &BlueprintResult) -> Option<RenderError> {
+    (result.objects.is_empty() && !result.diagnostics.iter().any(Diagnostic::is_error)).then(|| {
+        RenderError::NoOutput {
+            blueprint: result.name.clone(),
+        }
+    })
+}
+
 /// Drops the findings of rules the blueprint turns off (`aiml.dev/ignore`), on itself and on
 /// the objects it renders; returns how many.
 fn suppress(blueprint: &Blueprint<'_>, diagnostics: &mut Vec<Diagnostic>) -> usize {
@@ -637,8 +689,10 @@ fn suppress(blueprint: &Blueprint<'_>, diagnostics: &mut Vec<Diagnostic>) -> usi
         return 0;
     }
     let before = diagnostics.len();
+    // Malformed input and what stops the plan stay: [`unsuppressible`] says why.
     diagnostics.retain(|d| {
         blueprint::INPUT_RULES.contains(&d.rule.as_str())
+            || crate::rules::stops_planning(d.rule.as_str())
             || !ignored.iter().any(|id| id == d.rule.as_str())
     });
     before - diagnostics.len()
