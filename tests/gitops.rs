@@ -357,7 +357,10 @@ fn branch_mode_commits_on_a_branch_and_switches_the_checkout_to_it() {
     git_cli(repo.path(), &["switch", "-q", "-c", "other"]);
     repo.write("OTHER.md", "other\n");
     git_cli(repo.path(), &["add", "OTHER.md"]);
-    git_cli(repo.path(), &["commit", "-q", "-m", "Other", "--", "OTHER.md"]);
+    git_cli(
+        repo.path(),
+        &["commit", "-q", "-m", "Other", "--", "OTHER.md"],
+    );
     git_cli(repo.path(), &["switch", "-q", "main"]);
     set_slices(&repo, 5);
     let before = repo.generated();
@@ -908,6 +911,82 @@ fn settings_are_read_strictly() {
     let run = repo.aiml(&["render"]);
     assert_eq!(run.code, 2, "{}", run.transcript());
     insta::assert_snapshot!(run.stderr);
+    assert!(repo.generated().is_empty());
+}
+
+/// A git URL with credentials would be written into every sync object and committed: refused
+/// at its line, without the secret in any output, with nothing written; a wired repository
+/// renders once the URL is clean.
+#[test]
+fn credentials_in_the_git_url_are_refused_and_never_echoed() {
+    for (line, url) in [
+        (
+            2,
+            "https://robot:glpat-s3cr3tT0kenValue@gitlab.example.com/acme/p.git",
+        ),
+        (2, "https://s3cr3tT0kenValue@github.com/acme/p.git"),
+        (2, "ssh://git:s3cr3tT0kenValue@example.com/acme/p.git"),
+        (
+            2,
+            "https://example.com/acme/p.git?access_token=s3cr3tT0kenValue",
+        ),
+    ] {
+        let repo = wired_repo(&format!("git:\n  repo: {url}\nsync: {{engine: argocd}}\n"));
+        for args in [&["render"][..], &["render", "--check"], &["validate"]] {
+            let run = repo.aiml(args);
+            assert_eq!(run.code, 2, "{url} {args:?}\n{}", run.transcript());
+            assert!(
+                run.stderr.contains("`git.repo` holds a credential")
+                    && run.stderr.contains(&format!("aiml.yaml:{line}")),
+                "{url} {args:?}\n{}",
+                run.stderr
+            );
+            let all = format!("{}{}", run.stdout, run.stderr);
+            assert!(
+                !all.contains("s3cr3t"),
+                "{url} {args:?}: the secret is echoed\n{all}"
+            );
+            let json = repo.aiml(&[args, &["-o", "json"][..]].concat());
+            assert!(!json.stdout.contains("s3cr3t") && !json.stderr.contains("s3cr3t"));
+        }
+        assert!(repo.generated().is_empty(), "{url}: nothing was written");
+    }
+    for (field, value) in [("branch", "../x..y"), ("branch", "a..b"), ("dir", "../up")] {
+        let repo = wired_repo(&format!(
+            "git:\n  repo: https://github.com/acme/p.git\n  {field}: '{value}'\n"
+        ));
+        let run = repo.aiml(&["render"]);
+        assert_eq!(run.code, 2, "{value}\n{}", run.transcript());
+        assert!(
+            run.stderr.contains(&format!("git.{field}")),
+            "{}",
+            run.stderr
+        );
+        assert!(repo.generated().is_empty());
+    }
+    let repo = wired_repo("git:\n  repo: git@github.com:acme/p.git\n  branch: release/2026-11\n");
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+
+    // The same class in a blueprint: any field written out as a URL carries its password into
+    // the output. Refused as a leak, shown masked.
+    let repo = TestRepo::new();
+    repo.write(
+        "blueprints/multislice-v4-32-training.yaml",
+        &EXAMPLE.replace(
+            "https://storage.googleapis.com",
+            "https://robot:s3cr3tT0kenValue@storage.googleapis.com",
+        ),
+    );
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("error[secret-literal]")
+            && run.stderr.contains("a password in a URL")
+            && !run.stderr.contains("s3cr3t"),
+        "{}",
+        run.stderr
+    );
     assert!(repo.generated().is_empty());
 }
 
