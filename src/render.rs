@@ -898,6 +898,37 @@ pub fn read_tree(dir: &Path) -> std::io::Result<BTreeMap<String, Vec<u8>>> {
 mod tests {
     use super::*;
 
+    /// A blueprint that rendered nothing stops the render unless an error says why: its
+    /// output is never removed for lack of output (whatever the path: built or cached).
+    #[test]
+    fn a_blueprint_without_output_and_without_an_error_stops_the_render() {
+        let result = |diagnostics: Vec<Diagnostic>, cached: bool| BlueprintResult {
+            name: "b".into(),
+            diagnostics,
+            objects: Vec::new(),
+            suppressed: 1,
+            description: String::new(),
+            roots: sync::Roots::default(),
+            cached,
+            current: false,
+            record: None,
+        };
+        for cached in [false, true] {
+            assert!(matches!(
+                without_output(&result(Vec::new(), cached)),
+                Some(RenderError::NoOutput { .. })
+            ));
+            assert!(
+                without_output(&result(vec![Diagnostic::warning("gpu-count", "w")], cached))
+                    .is_some()
+            );
+            assert!(
+                without_output(&result(vec![Diagnostic::error("tpu-slices", "e")], cached))
+                    .is_none()
+            );
+        }
+    }
+
     /// Findings on generated objects point at the blueprint line they trace back to, not at
     /// the rendered file nobody wrote.
     #[test]

@@ -537,6 +537,21 @@ fn a_repository_in_a_sub_folder_of_the_work_tree() {
     assert!(committed.contains(&"README.md".to_string()));
     let diff = aiml(&platform, &["diff", "--exit-code"], true);
     assert_eq!(diff.code, 0, "{}", diff.transcript());
+
+    // `--branch` from the sub-folder: the checkout moves, clean, the outer files untouched.
+    std::fs::write(
+        platform.join("blueprints/train.yaml"),
+        EXAMPLE.replace("slices: 2", "slices: 3"),
+    )
+    .unwrap();
+    let run = aiml(&platform, &["render", "--commit", "--branch", "sub"], true);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(git_cli(outer.path(), &["status", "--porcelain"]), "");
+    assert_eq!(
+        git_cli(outer.path(), &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "sub\n"
+    );
+    assert!(paths(&head(&git), "").contains(&"README.md".to_string()));
 }
 
 // ---------------------------------------------------------------------------------------
