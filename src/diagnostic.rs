@@ -340,7 +340,10 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, colo
             .as_deref()
             .and_then(|text| text.lines().nth(d.line.checked_sub(1)? as usize))
             // A very long line (minified input) would flood the terminal; the notes say enough.
-            .filter(|line| line.len() <= 500);
+            .filter(|line| line.len() <= 500)
+            // The line is shown, never what it leaks: credentials in it are masked.
+            .map(crate::secrets::mask);
+        let line_text = line_text.as_deref();
         let mut group =
             Group::with_title(level.primary_title(d.message.as_str()).id(d.rule.as_str()));
         match line_text {

@@ -122,6 +122,14 @@ pub enum RenderError {
         /// The overlay folder.
         target: String,
     },
+    /// A blueprint produced no object and no error says why: writing would remove its output.
+    #[error(
+        "blueprint `{blueprint}` rendered no object and no finding says why; nothing was written (its output is kept: a blueprint is removed only by deleting it from `blueprints/`)"
+    )]
+    NoOutput {
+        /// The blueprint.
+        blueprint: String,
+    },
     /// The sync wiring could not be rendered (a bug in this binary).
     #[error(transparent)]
     Sync(#[from] sync::SyncError),
@@ -328,6 +336,9 @@ pub fn build(
     progress.finish();
     for result in results {
         let result = result?;
+        if let Some(error) = without_output(&result) {
+            return Err(error);
+        }
         report
             .diagnostics
             .extend(result.diagnostics.iter().cloned());
@@ -428,6 +439,7 @@ fn read_all<'a>(
         // Before the spec is read: a token pasted where a reference belongs is reported as a
         // leak, even when it also breaks the spec's shape.
         diagnostics.extend(blueprint.credential_findings());
+        diagnostics.extend(unsuppressible(&blueprint));
         match blueprint.kind.read(&blueprint) {
             Ok(spec) => read.push(Read { blueprint, spec }),
             Err(diagnostic) => {
@@ -655,6 +667,46 @@ fn build_one(
     ))
 }
 
+/// The rules a blueprint's `aiml.dev/ignore` names that stop its plan
+/// ([`crate::rules::stops_planning`]): each is malformed input (exit 2), since suppressing it
+/// would leave the blueprint without output and a render would remove what it rendered.
+fn unsuppressible(blueprint: &Blueprint<'_>) -> Vec<Diagnostic> {
+    blueprint
+        .ignored_rules()
+        .into_iter()
+        .filter(|id| crate::rules::stops_planning(id))
+        .map(|id| {
+            let mut d = blueprint.key_error_at(
+                "blueprint-schema",
+                "metadata.annotations",
+                crate::rules::IGNORE_ANNOTATION,
+                format!(
+                    "`{}` names {}",
+                    crate::rules::IGNORE_ANNOTATION,
+                    crate::rules::planning_reason(&id)
+                ),
+            );
+            d.found = Some(id.clone());
+            d.fix = Some(format!(
+                "remove `{id}` from `{}` and fix what it reports",
+                crate::rules::IGNORE_ANNOTATION
+            ));
+            d
+        })
+        .collect()
+}
+
+/// A blueprint that rendered no object and has no error to say why. Writing its result would
+/// remove its output, so it stops the render (exit 2) instead: a blueprint that is present is
+/// never removed because it produced nothing.
+fn without_output(result: &BlueprintResult) -> Option<RenderError> {
+    (result.objects.is_empty() && !result.diagnostics.iter().any(Diagnostic::is_error)).then(|| {
+        RenderError::NoOutput {
+            blueprint: result.name.clone(),
+        }
+    })
+}
+
 /// Drops the findings of rules the blueprint turns off (`aiml.dev/ignore`), on itself and on
 /// the objects it renders; returns how many.
 fn suppress(blueprint: &Blueprint<'_>, diagnostics: &mut Vec<Diagnostic>) -> usize {
@@ -663,8 +715,10 @@ fn suppress(blueprint: &Blueprint<'_>, diagnostics: &mut Vec<Diagnostic>) -> usi
         return 0;
     }
     let before = diagnostics.len();
+    // Malformed input and what stops the plan stay: [`unsuppressible`] says why.
     diagnostics.retain(|d| {
         blueprint::INPUT_RULES.contains(&d.rule.as_str())
+            || crate::rules::stops_planning(d.rule.as_str())
             || !ignored.iter().any(|id| id == d.rule.as_str())
     });
     before - diagnostics.len()
@@ -869,6 +923,37 @@ pub fn read_tree(dir: &Path) -> std::io::Result<BTreeMap<String, Vec<u8>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A blueprint that rendered nothing stops the render unless an error says why: its
+    /// output is never removed for lack of output (whatever the path: built or cached).
+    #[test]
+    fn a_blueprint_without_output_and_without_an_error_stops_the_render() {
+        let result = |diagnostics: Vec<Diagnostic>, cached: bool| BlueprintResult {
+            name: "b".into(),
+            diagnostics,
+            objects: Vec::new(),
+            suppressed: 1,
+            description: String::new(),
+            roots: sync::Roots::default(),
+            cached,
+            current: false,
+            record: None,
+        };
+        for cached in [false, true] {
+            assert!(matches!(
+                without_output(&result(Vec::new(), cached)),
+                Some(RenderError::NoOutput { .. })
+            ));
+            assert!(
+                without_output(&result(vec![Diagnostic::warning("gpu-count", "w")], cached))
+                    .is_some()
+            );
+            assert!(
+                without_output(&result(vec![Diagnostic::error("tpu-slices", "e")], cached))
+                    .is_none()
+            );
+        }
+    }
 
     /// Findings on generated objects point at the blueprint line they trace back to, not at
     /// the rendered file nobody wrote.

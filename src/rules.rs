@@ -136,6 +136,29 @@ pub enum SuppressionError {
     /// Malformed input cannot be ignored: nothing past it could be checked.
     #[error("`--ignore {0}`: malformed input cannot be ignored; fix the input instead")]
     Input(String),
+    /// A rule whose error stops a blueprint's plan cannot be ignored: see [`stops_planning`].
+    #[error("`--ignore {id}`: {reason}", id = .0, reason = planning_reason(.0))]
+    Planning(String),
+}
+
+/// Whether an error of rule `id` stops a blueprint from being planned: the rules the planner
+/// reports (shared blueprint rules and each built-in kind's). Such a blueprint renders
+/// nothing, so suppressing the error would leave it without output, and a render would then
+/// remove what it rendered before: these rules cannot be turned off.
+#[must_use]
+pub fn stops_planning(id: &str) -> bool {
+    crate::plan::RULES.iter().any(|rule| rule.id == id)
+        || crate::kinds::Registry::builtin()
+            .iter()
+            .any(|kind| kind.rules().iter().any(|rule| rule.id == id))
+}
+
+/// Why a rule that [`stops_planning`] cannot be turned off, for messages.
+#[must_use]
+pub fn planning_reason(id: &str) -> String {
+    format!(
+        "`{id}` stops a blueprint from being planned, so it cannot be turned off: the blueprint would render nothing and its output would be removed; fix the blueprint instead"
+    )
 }
 
 impl Suppressions {
@@ -156,6 +179,9 @@ impl Suppressions {
             }
             if crate::blueprint::INPUT_RULES.contains(&id) {
                 return Err(SuppressionError::Input(id.to_string()));
+            }
+            if stops_planning(id) {
+                return Err(SuppressionError::Planning(id.to_string()));
             }
             global.insert(id.to_string());
         }
@@ -293,6 +319,28 @@ mod tests {
             })
         ));
         assert!(Suppressions::global(&["yaml-syntax".into()]).is_err());
+    }
+
+    /// A rule whose error stops a blueprint's plan is refused by name, with the reason.
+    #[test]
+    fn rules_that_stop_planning_cannot_be_turned_off() {
+        for id in [
+            "tpu-slices",
+            "tpu-type-unknown",
+            "gcp-project-id",
+            "blueprint-conflict",
+            "sax-model-too-large",
+        ] {
+            assert!(stops_planning(id), "{id}");
+            let error = Suppressions::global(&[id.into()]).unwrap_err();
+            assert!(matches!(error, SuppressionError::Planning(_)), "{id}");
+            assert!(
+                error.to_string().contains("cannot be turned off"),
+                "{error}"
+            );
+        }
+        assert!(!stops_planning("kueue-quota"));
+        assert!(Suppressions::global(&["kueue-quota".into()]).is_ok());
     }
 
     /// Every rule has a doc with every section and a link, and every doc is a rule's.

@@ -149,6 +149,19 @@ const TOKENS: &[Token] = &[
 /// What credential `text` holds, if any.
 #[must_use]
 pub fn credential(text: &str) -> Option<&'static str> {
+    locate(text).map(|(_, what)| what)
+}
+
+/// Where the first credential in `text` is (a byte range) and what it is.
+fn locate(text: &str) -> Option<(std::ops::Range<usize>, &'static str)> {
+    // A password in a URL (`https://user:PASSWORD@host`): whatever the URL is written into is
+    // committed, so the password is leaked wherever the field ends up.
+    if let Some(userinfo) = url_userinfo(text)
+        .into_iter()
+        .find(|(range, _)| text[range.clone()].contains(':'))
+    {
+        return Some((userinfo.0, "a password in a URL"));
+    }
     if text.len() < 16 {
         return None;
     }
@@ -158,7 +171,7 @@ pub fn credential(text: &str) -> Option<&'static str> {
             .next()
             .is_some_and(|line| line.contains("PRIVATE KEY-----"))
     {
-        return Some("a private key");
+        return Some((begin..text.len(), "a private key"));
     }
     let bytes = text.as_bytes();
     for token in TOKENS {
@@ -169,12 +182,103 @@ pub fn credential(text: &str) -> Option<&'static str> {
             let body = &bytes[start + token.prefix.len()..];
             let run = body.iter().take_while(|b| (token.alphabet)(**b)).count();
             if at_boundary && run >= token.min {
-                return Some(token.what);
+                return Some((start..start + token.prefix.len() + run, token.what));
             }
             from = start + token.prefix.len();
         }
     }
     None
+}
+
+/// The user information (`user`, `user:password`, a token) of every URL in `text`, as byte
+/// ranges, with each URL's scheme.
+fn url_userinfo(text: &str) -> Vec<(std::ops::Range<usize>, &str)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text[from..].find("://") {
+        let at = from + found;
+        from = at + 3;
+        let scheme_start = text[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+            .map_or(0, |i| i + 1);
+        if scheme_start == at {
+            continue;
+        }
+        let rest = &text[at + 3..];
+        let authority_end = rest
+            .find(|c: char| "/?#\"'".contains(c) || c.is_whitespace())
+            .unwrap_or(rest.len());
+        if let Some(end) = rest[..authority_end].rfind('@') {
+            out.push((at + 3..at + 3 + end, &text[scheme_start..at]));
+        }
+    }
+    out
+}
+
+/// Why the git URL `url` would carry a credential into the rendered output, if it would: a
+/// password or any user name of a non-SSH URL (a token is often passed as the user name), a
+/// query string (tokens are passed there too), or a token of a known shape anywhere. SSH user
+/// names (`git@host:path`, `ssh://git@host/path`) are not secrets.
+#[must_use]
+pub fn git_url_credentials(url: &str) -> Option<&'static str> {
+    if let Some((range, scheme)) = url_userinfo(url).into_iter().next() {
+        let ssh = scheme.to_ascii_lowercase().contains("ssh");
+        if url[range.clone()].contains(':') {
+            return Some("a password before `@`");
+        }
+        if !ssh {
+            return Some("a user name or token before `@`");
+        }
+    }
+    if !url.contains("://")
+        && let Some((user, _)) = url.split_once('@')
+        && user.contains(':')
+    {
+        return Some("a password before `@`");
+    }
+    if url.contains('?') {
+        return Some("a query string, where tokens are passed");
+    }
+    credential(url)
+}
+
+/// `line` with every credential [`locate`] finds and the user information of every URL
+/// replaced by `*`, one per character (so columns stay where they were): for showing a line
+/// of input in a message without leaking what it holds.
+#[must_use]
+pub fn mask(line: &str) -> String {
+    let mut out = line.to_string();
+    let hide = |out: &mut String, range: std::ops::Range<usize>| {
+        let stars = "*".repeat(out[range.clone()].chars().count());
+        out.replace_range(range, &stars);
+    };
+    // Query strings of URLs carry tokens too (`?access_token=…`).
+    let mut ranges: Vec<std::ops::Range<usize>> =
+        url_userinfo(line).into_iter().map(|(r, _)| r).collect();
+    let mut from = 0;
+    while let Some(found) = line[from..].find("://") {
+        let start = from + found + 3;
+        let end = line[start..]
+            .find(|c: char| "\"'".contains(c) || c.is_whitespace())
+            .map_or(line.len(), |e| start + e);
+        if let Some(query) = line[start..end].find('?') {
+            ranges.push(start + query + 1..end);
+        }
+        from = end.max(start);
+    }
+    ranges.sort_by_key(|r| std::cmp::Reverse(r.start));
+    // From the end, so that earlier ranges stay where they were.
+    for range in ranges {
+        hide(&mut out, range);
+    }
+    // Each pass hides one; what is hidden is no longer found. Bounded all the same.
+    for _ in 0..64 {
+        let Some((range, _)) = locate(&out) else {
+            break;
+        };
+        hide(&mut out, range);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -227,6 +331,56 @@ mod tests {
         ] {
             assert_eq!(credential(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn credentials_in_urls_are_found_and_masked() {
+        assert_eq!(
+            credential("https://user:hunter2@example.com/p.git"),
+            Some("a password in a URL")
+        );
+        assert_eq!(credential("ssh://git@example.com/p.git"), None);
+        assert_eq!(credential("https://example.com/a:b@c"), None);
+        for (url, why) in [
+            (
+                "https://user:tok@example.com/p.git",
+                "a password before `@`",
+            ),
+            (
+                "https://tok@example.com/p.git",
+                "a user name or token before `@`",
+            ),
+            ("ssh://user:pass@example.com/p.git", "a password before `@`"),
+            ("user:pass@example.com:p.git", "a password before `@`"),
+            (
+                "https://example.com/p.git?access_token=x",
+                "a query string, where tokens are passed",
+            ),
+            (
+                "https://example.com/ghp_abcdefghijklmnopqrstuvwxyz0123456789/p.git",
+                "a GitHub token",
+            ),
+        ] {
+            assert_eq!(git_url_credentials(url), Some(why), "{url}");
+        }
+        for url in [
+            "https://github.com/acme/p.git",
+            "git@github.com:acme/p.git",
+            "ssh://git@example.com:2222/acme/p.git",
+        ] {
+            assert_eq!(git_url_credentials(url), None, "{url}");
+        }
+        let line = "  repo: https://me:hunter2@example.com/p.git?t=abc # ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        let masked = mask(line);
+        assert_eq!(masked.chars().count(), line.chars().count());
+        assert!(
+            !masked.contains("hunter2")
+                && !masked.contains("ghp_a")
+                && !masked.contains("me:")
+                && !masked.contains("t=abc"),
+            "{masked}"
+        );
+        assert!(masked.contains("@example.com/p.git"), "{masked}");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //!
 //! ```yaml
 //! git:
-//!   repo: https://github.com/acme/ml-platform.git   # what Config Sync / Argo CD pull
+//!   repo: https://github.com/acme/ml-platform.git   # what Config Sync / Argo CD pull (no credentials)
 //!   branch: main                                   # default: main
 //!   dir: platform                                  # this repository inside the git repo (default: its root)
 //!   auth: none                                     # none | gcenode | gcpserviceaccount | token | ssh
@@ -314,6 +314,30 @@ fn error(span: Span, field: &str, message: impl Into<String>) -> Diagnostic {
     d
 }
 
+/// Whether git takes `name` as a branch name (`git check-ref-format --branch`): no `..`,
+/// `@{`, `~^:?*[\\`, spaces or control characters, no leading `-`, no component starting with
+/// `.` or ending in `.lock`, and not `HEAD`.
+fn branch_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        return Err("it is empty");
+    }
+    if name.starts_with('-') {
+        return Err("it starts with `-`");
+    }
+    if name == "HEAD" || name == "@" {
+        return Err("it names no branch");
+    }
+    if name.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err("it holds spaces or control characters");
+    }
+    match git2::Reference::is_valid_name(&format!("refs/heads/{name}")) {
+        true => Ok(()),
+        false => Err(
+            "git refuses it (`..`, `@{`, `~^:?*[\\`, a leading `.` or a trailing `.lock` or `/`)",
+        ),
+    }
+}
+
 /// Reads and checks one document; every problem is a finding.
 fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
     if matches!(document.value, crate::yaml::Value::Null) {
@@ -330,25 +354,41 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
     let at = |path: &[&str]| document.at(path).map_or(document.span, |n| n.span);
     let git = spec.git.map(|git| {
         let span = |key: &str| at(&["git", key]);
-        if git.repo.trim().is_empty() || git.repo.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        // The URL is written into every RootSync, Application and fleet membership: a
+        // credential in it would be committed. Never echoed: the message says what, not which.
+        if let Some(what) = crate::secrets::git_url_credentials(&git.repo) {
+            found.push(
+                error(span("repo"), "git.repo", format!("`git.repo` holds a credential ({what}): it would be written into every rendered sync object and committed"))
+                    .expected("the URL without credentials, e.g. `https://github.com/acme/ml-platform.git`")
+                    .fix(format!("remove the credential from the URL (and revoke it if it was committed); for a private repository set `git.auth: token` or `ssh`, with the Secret `{GIT_CREDENTIALS_SECRET}` in `config-management-system`")),
+            );
+        } else if git.repo.trim().is_empty() || git.repo.starts_with('-') || git.repo.chars().any(|c| c.is_whitespace() || c.is_control()) {
             found.push(
                 error(span("repo"), "git.repo", "`git.repo` is not a git URL")
-                    .found(crate::diagnostic::sanitize(&git.repo, 80))
+                    .found(crate::diagnostic::sanitize(&crate::secrets::mask(&git.repo), 80))
                     .expected("the URL sync engines clone, e.g. `https://github.com/acme/ml-platform.git`"),
             );
         }
         let branch = git.branch.unwrap_or_else(|| "main".into());
-        if branch.is_empty() || branch.starts_with('-') || branch.chars().any(|c| c.is_whitespace() || c.is_control() || c == '~' || c == '^' || c == ':') {
+        if let Err(why) = branch_name(&branch) {
             found.push(
-                error(span("branch"), "git.branch", "`git.branch` is not a branch name")
-                    .found(crate::diagnostic::sanitize(&branch, 80)),
+                error(span("branch"), "git.branch", format!("`git.branch` is not a branch name git accepts: {why}"))
+                    .found(crate::diagnostic::sanitize(&branch, 80))
+                    .expected("a branch name, e.g. `main` or `release/2026-11`"),
             );
         }
         let dir = git.dir.unwrap_or_default();
         let dir = dir.trim_end_matches('/').to_string();
         let dir = if dir == "." { String::new() } else { dir };
         if dir.starts_with('/')
-            || dir.split('/').any(|part| part == ".." || part == "." || (part.is_empty() && !dir.is_empty()))
+            || dir.contains('\\')
+            || dir.split('/').any(|part| {
+                part == ".."
+                    || part == "."
+                    || part.eq_ignore_ascii_case(".git")
+                    || part.starts_with('-')
+                    || (part.is_empty() && !dir.is_empty())
+            })
             || dir.chars().any(char::is_control)
         {
             found.push(
@@ -556,6 +596,31 @@ mod tests {
         );
     }
 
+    /// A credential in `git.repo` is refused at its line, and no message holds it.
+    #[test]
+    fn credentials_in_the_git_url_are_refused_without_being_echoed() {
+        for url in [
+            "https://user:s3cr3t-t0ken@example.com/p.git",
+            "https://s3cr3t-t0ken@example.com/p.git",
+            "ssh://git:s3cr3t-t0ken@example.com/p.git",
+            "https://example.com/p.git?private_token=s3cr3t-t0ken",
+        ] {
+            let errors = settings(&format!(
+                "sync: {{engine: argocd}}\ngit:\n  repo: '{url}'\n"
+            ))
+            .unwrap_err();
+            assert_eq!(errors.len(), 1, "{url}: {errors:?}");
+            let d = &errors[0];
+            assert_eq!((d.rule.as_str(), d.line), (SETTINGS_SCHEMA, 3), "{url}");
+            assert!(d.message.contains("holds a credential"), "{url}: {d:?}");
+            let shown =
+                format!("{d:?}") + &crate::diagnostic::render_human(&errors, &|_| None, false);
+            assert!(!shown.contains("s3cr3t"), "{url}: {shown}");
+        }
+        assert!(settings("git: {repo: 'git@github.com:acme/p.git'}\n").is_ok());
+        assert!(settings("git: {repo: 'ssh://git@example.com:2222/p.git'}\n").is_ok());
+    }
+
     #[test]
     fn jsonnet_variables_are_read_by_name() {
         let read = settings(
@@ -610,6 +675,29 @@ mod tests {
             ]
         );
         assert_eq!(errors[0].line, 3);
+
+        // Git refuses these branch names and folders; sync engines would too.
+        for (field, value) in [
+            ("branch", "../x..y"),
+            ("branch", "a..b"),
+            ("branch", "rel@{1}"),
+            ("branch", "-main"),
+            ("branch", "a\\u0007b"),
+            ("branch", "x.lock"),
+            ("dir", "/abs"),
+            ("dir", "a/../../b"),
+            ("dir", "a/.git/b"),
+            ("dir", "a\\u0001"),
+        ] {
+            let text = format!("git:\n  repo: https://example.com/p.git\n  {field}: \"{value}\"\n");
+            let errors = settings(&text).unwrap_err();
+            assert_eq!(errors.len(), 1, "{value}: {errors:?}");
+            assert_eq!(
+                errors[0].field.as_deref(),
+                Some(format!("git.{field}").as_str())
+            );
+            assert_eq!(errors[0].line, 3, "{value}");
+        }
 
         let errors = settings("fleet: {project: my-project}\n").unwrap_err();
         assert!(errors[0].message.contains("needs `git.repo`"), "{errors:?}");

@@ -246,13 +246,51 @@ fn the_first_commit_of_an_empty_repository() {
     assert!(run.stderr.contains("on `trunk`"), "{}", run.stderr);
 }
 
+/// The real `git` in `dir`, isolated from the machine's configuration like [`aiml`]; its
+/// standard output.
+fn git_cli(dir: &Path, args: &[&str]) -> String {
+    let home = dir.join("..").join(format!(
+        "{}-home",
+        dir.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&home).unwrap();
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", &home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Setup")
+        .env("GIT_AUTHOR_EMAIL", "setup@example.com")
+        .env("GIT_COMMITTER_NAME", "Setup")
+        .env("GIT_COMMITTER_EMAIL", "setup@example.com")
+        .output()
+        .expect("run git");
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn branch_tip<'r>(git: &'r git2::Repository, name: &str) -> git2::Commit<'r> {
+    git.find_branch(name, git2::BranchType::Local)
+        .unwrap()
+        .get()
+        .peel_to_commit()
+        .unwrap()
+}
+
+/// `--branch` commits on the branch and moves the checkout there, as `git switch -c` and
+/// `git commit` would: nothing of the change is left uncommitted in the checkout, the branch
+/// it started on is untouched, and unrelated work (staged or not) stays as it was.
 #[test]
-fn branch_mode_commits_on_a_branch_and_leaves_the_checkout_alone() {
+fn branch_mode_commits_on_a_branch_and_switches_the_checkout_to_it() {
     let (repo, git) = git_repo();
     assert_eq!(aiml(repo.path(), &["render", "--commit"], true).code, 0);
     let main = head(&git).id();
+    repo.write("NOTES.md", "notes\n");
+    git_cli(repo.path(), &["add", "NOTES.md"]);
+    repo.write("scratch.txt", "scratch\n");
     set_slices(&repo, 3);
-    let index_before = git.index().unwrap().write_tree().unwrap();
+    let unrelated = "A  NOTES.md\n?? scratch.txt\n";
 
     let run = aiml(
         repo.path(),
@@ -268,49 +306,83 @@ fn branch_mode_commits_on_a_branch_and_leaves_the_checkout_alone() {
     );
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(
-        run.stderr.contains("on `aiml/three-slices`: Three slices"),
+        run.stderr.contains("on `aiml/three-slices`: Three slices")
+            && run.stderr.contains("switched to `aiml/three-slices`"),
         "{}",
         run.stderr
     );
-    // HEAD, its branch and the index are untouched.
-    assert_eq!(head(&git).id(), main);
-    assert_eq!(git.head().unwrap().name().unwrap(), "refs/heads/main");
-    assert_eq!(git.index().unwrap().write_tree().unwrap(), index_before);
-    let branch = git
-        .find_branch("aiml/three-slices", git2::BranchType::Local)
-        .unwrap()
-        .get()
-        .peel_to_commit()
-        .unwrap();
-    assert_eq!(branch.parent_id(0).unwrap(), main);
-    let blueprint = branch
-        .tree()
-        .unwrap()
-        .get_path(Path::new("blueprints/multislice-v4-32-training.yaml"))
-        .unwrap();
-    let text = git.find_blob(blueprint.id()).unwrap();
-    assert!(
-        std::str::from_utf8(text.content())
-            .unwrap()
-            .contains("slices: 3")
+    assert_eq!(
+        git_cli(repo.path(), &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "aiml/three-slices\n"
     );
+    assert_eq!(branch_tip(&git, "main").id(), main, "main is untouched");
+    // Only the unrelated work shows: the change is committed, the index agrees.
+    assert_eq!(git_cli(repo.path(), &["status", "--porcelain"]), unrelated);
+    let branch = branch_tip(&git, "aiml/three-slices");
+    assert_eq!(branch.parent_id(0).unwrap(), main);
+    let changed = git_cli(
+        repo.path(),
+        &["diff", "--name-only", "main", "aiml/three-slices"],
+    );
+    assert!(
+        changed.contains("blueprints/multislice-v4-32-training.yaml\n"),
+        "{changed}"
+    );
+    assert!(changed.contains("tpu-slice-2.yaml\n"), "{changed}");
+    assert!(!changed.contains("NOTES.md"), "{changed}");
 
-    // A second commit on the branch builds on its tip.
+    // The next plain commit goes on the review branch, never on main.
     set_slices(&repo, 4);
+    let run = aiml(repo.path(), &["render", "--commit"], true);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("on `aiml/three-slices`"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        branch_tip(&git, "aiml/three-slices").parent_id(0).unwrap(),
+        branch.id()
+    );
+    assert_eq!(branch_tip(&git, "main").id(), main);
+
+    // Back on main, its checkout is consistent: the output matches its blueprints.
+    git_cli(repo.path(), &["switch", "-q", "main"]);
+    assert_eq!(git_cli(repo.path(), &["status", "--porcelain"]), unrelated);
+    let check = aiml(repo.path(), &["render", "--check"], true);
+    assert_eq!(check.code, 0, "{}", check.transcript());
+
+    // A branch that exists and differs from main outside the owned paths: switching there
+    // would change files the render did not write. Refused before anything is written.
+    git_cli(repo.path(), &["switch", "-q", "-c", "other"]);
+    repo.write("OTHER.md", "other\n");
+    git_cli(repo.path(), &["add", "OTHER.md"]);
+    git_cli(
+        repo.path(),
+        &["commit", "-q", "-m", "Other", "--", "OTHER.md"],
+    );
+    git_cli(repo.path(), &["switch", "-q", "main"]);
+    set_slices(&repo, 5);
+    let before = repo.generated();
     let run = aiml(
         repo.path(),
-        &["render", "--commit", "--branch", "aiml/three-slices"],
+        &["render", "--commit", "--branch", "other"],
         true,
     );
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    let tip = git
-        .find_branch("aiml/three-slices", git2::BranchType::Local)
-        .unwrap()
-        .get()
-        .peel_to_commit()
-        .unwrap();
-    assert_eq!(tip.parent_id(0).unwrap(), branch.id());
-    assert_eq!(head(&git).id(), main);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("branch `other` differs from the checkout")
+            && run.stderr.contains("`OTHER.md`")
+            && run.stderr.contains("git switch other"),
+        "{}",
+        run.stderr
+    );
+    assert!(repo.generated() == before, "nothing was written");
+    assert_eq!(
+        git_cli(repo.path(), &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "main\n"
+    );
 
     let bad = aiml(
         repo.path(),
@@ -318,6 +390,72 @@ fn branch_mode_commits_on_a_branch_and_leaves_the_checkout_alone() {
         true,
     );
     assert_eq!(bad.code, 2, "{}", bad.transcript());
+}
+
+/// Output that git ignores would be left out of the commit: refused before anything is
+/// written, whichever file ignores it.
+#[test]
+fn git_ignored_output_stops_the_commit_before_anything_is_written() {
+    for (file, rule) in [
+        (".gitignore", "rendered/\n"),
+        (".git/info/exclude", "overlays/\n"),
+        // The global excludes file (`$XDG_CONFIG_HOME/git/ignore`).
+        ("../{home}/git/ignore", "*.yaml\n!blueprints/**\n"),
+    ] {
+        let (repo, git) = git_repo();
+        let before = head(&git).id();
+        let home = format!(
+            "{}-home",
+            repo.path().file_name().unwrap().to_string_lossy()
+        );
+        repo.write(&file.replace("{home}", &home), rule);
+        let run = aiml(repo.path(), &["render", "--commit"], true);
+        assert_eq!(run.code, 2, "{file}\n{}", run.transcript());
+        assert!(
+            run.stderr.contains("git ignores")
+                && run
+                    .stderr
+                    .contains("would commit blueprints without their output")
+                && run.stderr.contains("nothing was written"),
+            "{file}\n{}",
+            run.stderr
+        );
+        assert!(repo.generated().is_empty(), "{file}: nothing was written");
+        assert_eq!(head(&git).id(), before, "{file}");
+    }
+}
+
+/// libgit2 runs no hooks: a repository that has some is told so.
+#[test]
+fn a_commit_says_when_the_repository_has_hooks_it_did_not_run() {
+    let (repo, _git) = git_repo();
+    repo.write(".git/hooks/pre-commit.sample", "#!/bin/sh\n");
+    let run = aiml(repo.path(), &["render", "--commit"], true);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(!run.stderr.contains("hooks"), "{}", run.stderr);
+
+    repo.write(".git/hooks/pre-commit", "#!/bin/sh\nexit 1\n");
+    set_slices(&repo, 3);
+    let run = aiml(repo.path(), &["render", "--commit"], true);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr.contains(
+            "note: the repository has git hooks (pre-commit), which this commit did not run"
+        ) && run.stderr.contains("libgit2, which runs none"),
+        "{}",
+        run.stderr
+    );
+
+    git_cli(repo.path(), &["config", "core.hooksPath", ".githooks"]);
+    set_slices(&repo, 4);
+    let run = aiml(repo.path(), &["render", "--commit"], true);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("git hooks (core.hooksPath = .githooks)"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -399,6 +537,21 @@ fn a_repository_in_a_sub_folder_of_the_work_tree() {
     assert!(committed.contains(&"README.md".to_string()));
     let diff = aiml(&platform, &["diff", "--exit-code"], true);
     assert_eq!(diff.code, 0, "{}", diff.transcript());
+
+    // `--branch` from the sub-folder: the checkout moves, clean, the outer files untouched.
+    std::fs::write(
+        platform.join("blueprints/train.yaml"),
+        EXAMPLE.replace("slices: 2", "slices: 3"),
+    )
+    .unwrap();
+    let run = aiml(&platform, &["render", "--commit", "--branch", "sub"], true);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(git_cli(outer.path(), &["status", "--porcelain"]), "");
+    assert_eq!(
+        git_cli(outer.path(), &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "sub\n"
+    );
+    assert!(paths(&head(&git), "").contains(&"README.md".to_string()));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -773,6 +926,82 @@ fn settings_are_read_strictly() {
     let run = repo.aiml(&["render"]);
     assert_eq!(run.code, 2, "{}", run.transcript());
     insta::assert_snapshot!(run.stderr);
+    assert!(repo.generated().is_empty());
+}
+
+/// A git URL with credentials would be written into every sync object and committed: refused
+/// at its line, without the secret in any output, with nothing written; a wired repository
+/// renders once the URL is clean.
+#[test]
+fn credentials_in_the_git_url_are_refused_and_never_echoed() {
+    for (line, url) in [
+        (
+            2,
+            "https://robot:glpat-s3cr3tT0kenValue@gitlab.example.com/acme/p.git",
+        ),
+        (2, "https://s3cr3tT0kenValue@github.com/acme/p.git"),
+        (2, "ssh://git:s3cr3tT0kenValue@example.com/acme/p.git"),
+        (
+            2,
+            "https://example.com/acme/p.git?access_token=s3cr3tT0kenValue",
+        ),
+    ] {
+        let repo = wired_repo(&format!("git:\n  repo: {url}\nsync: {{engine: argocd}}\n"));
+        for args in [&["render"][..], &["render", "--check"], &["validate"]] {
+            let run = repo.aiml(args);
+            assert_eq!(run.code, 2, "{url} {args:?}\n{}", run.transcript());
+            assert!(
+                run.stderr.contains("`git.repo` holds a credential")
+                    && run.stderr.contains(&format!("aiml.yaml:{line}")),
+                "{url} {args:?}\n{}",
+                run.stderr
+            );
+            let all = format!("{}{}", run.stdout, run.stderr);
+            assert!(
+                !all.contains("s3cr3t"),
+                "{url} {args:?}: the secret is echoed\n{all}"
+            );
+            let json = repo.aiml(&[args, &["-o", "json"][..]].concat());
+            assert!(!json.stdout.contains("s3cr3t") && !json.stderr.contains("s3cr3t"));
+        }
+        assert!(repo.generated().is_empty(), "{url}: nothing was written");
+    }
+    for (field, value) in [("branch", "../x..y"), ("branch", "a..b"), ("dir", "../up")] {
+        let repo = wired_repo(&format!(
+            "git:\n  repo: https://github.com/acme/p.git\n  {field}: '{value}'\n"
+        ));
+        let run = repo.aiml(&["render"]);
+        assert_eq!(run.code, 2, "{value}\n{}", run.transcript());
+        assert!(
+            run.stderr.contains(&format!("git.{field}")),
+            "{}",
+            run.stderr
+        );
+        assert!(repo.generated().is_empty());
+    }
+    let repo = wired_repo("git:\n  repo: git@github.com:acme/p.git\n  branch: release/2026-11\n");
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+
+    // The same class in a blueprint: any field written out as a URL carries its password into
+    // the output. Refused as a leak, shown masked.
+    let repo = TestRepo::new();
+    repo.write(
+        "blueprints/multislice-v4-32-training.yaml",
+        &EXAMPLE.replace(
+            "https://storage.googleapis.com",
+            "https://robot:s3cr3tT0kenValue@storage.googleapis.com",
+        ),
+    );
+    let run = repo.aiml(&["render"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("error[secret-literal]")
+            && run.stderr.contains("a password in a URL")
+            && !run.stderr.contains("s3cr3t"),
+        "{}",
+        run.stderr
+    );
     assert!(repo.generated().is_empty());
 }
 

@@ -111,14 +111,18 @@ enum Command {
         #[arg(long, conflicts_with = "check")]
         force: bool,
         /// Then commit the changed blueprints, overlays and rendered files as one commit
-        /// (identity from git config or GIT_AUTHOR_NAME / GIT_AUTHOR_EMAIL).
+        /// (identity from git config or GIT_AUTHOR_NAME / GIT_AUTHOR_EMAIL). The commit is
+        /// made with libgit2, which runs no git hooks (pre-commit, commit-msg, …): run them
+        /// yourself; the output says when the repository has any.
         #[arg(long, conflicts_with = "check")]
         commit: bool,
         /// The commit message (the list of changed blueprints follows it).
         #[arg(short, long, value_name = "MESSAGE", requires = "commit")]
         message: Option<String>,
-        /// Commit on this branch (created from HEAD when absent) without touching the
-        /// checkout: HEAD, the index and other files stay as they are.
+        /// Commit on this branch (created from HEAD when absent) and switch the checkout to
+        /// it, like `git switch -c NAME` then `git commit`: no file is written, other changes
+        /// stay as they are. A branch that exists must differ from HEAD only in blueprints/,
+        /// kinds/, overlays/, rendered/ and aiml.yaml.
         #[arg(long, value_name = "NAME", requires = "commit")]
         branch: Option<String>,
         /// Render every blueprint, ignoring the cache of unchanged ones (the output is the

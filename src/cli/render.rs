@@ -94,6 +94,18 @@ pub(super) fn run(
         context.printer.err("nothing was written\n");
         return Ok(outcome);
     }
+    if let Some(prepared) = &prepared {
+        // Before the swap: a commit that git's ignore rules would thin out is refused whole.
+        let paths = commit_paths(context, &root, &workspace.staging(), &report, &loaded)?;
+        let ignored = commit::ignored(prepared, paths)?;
+        if let Some(first) = ignored.first() {
+            return Err(aiml::gitops::GitError::Ignored {
+                first: first.clone(),
+                count: ignored.len(),
+            }
+            .into());
+        }
+    }
     let comparison = workspace.commit(
         &report.folders(),
         &report.unchanged(),
@@ -155,11 +167,24 @@ pub(super) fn run(
             subject,
             files,
             index_error,
+            switched,
         } => {
             context.printer.err(&format!(
                 "committed {short_id} on `{branch}`: {subject} ({})\n",
                 plural(files, "file")
             ));
+            if switched {
+                context.printer.err(&format!(
+                    "switched to `{branch}`: the checkout follows the commit (`git switch -` goes back)\n"
+                ));
+            }
+            let hooks = commit::hooks(&prepared);
+            if !hooks.is_empty() {
+                context.printer.err(&format!(
+                    "note: the repository has git hooks ({}), which this commit did not run: `--commit` commits with libgit2, which runs none. Run them yourself (e.g. `git hook run pre-commit`), or commit with git instead\n",
+                    hooks.join(", ")
+                ));
+            }
             if let Some(error) = index_error {
                 anyhow::bail!(
                     "committed {short_id}, but the git index could not be updated ({error}): `git status` shows the committed files as changed until `git reset -q` refreshes the index"
@@ -304,6 +329,51 @@ fn check_json(report: &Report, comparison: Option<&Comparison>) -> anyhow::Resul
         "findings": findings,
     });
     Ok(format!("{}\n", serde_json::to_string_pretty(&value)?))
+}
+
+/// Every file a render commit will hold, relative to the repository: the blueprint files,
+/// `aiml.yaml`, `kinds/`, and each rendered blueprint's and the sync wiring's folders under
+/// `overlays/` and `rendered/` (from `staging` when this render staged them, else as they are).
+fn commit_paths(
+    context: &Context<'_>,
+    root: &Path,
+    staging: &Path,
+    report: &Report,
+    loaded: &Loaded,
+) -> anyhow::Result<Vec<String>> {
+    use aiml::repo::{OVERLAYS_DIR, RENDERED_DIR, display_path, files_under};
+    let mut paths: Vec<String> = blueprint_files(context, loaded).into_keys().collect();
+    let settings = root.join(aiml::settings::SETTINGS_FILE);
+    if settings.exists() {
+        paths.push(aiml::settings::SETTINGS_FILE.to_string());
+    }
+    let under = |base: &Path, relative: &str, paths: &mut Vec<String>| -> std::io::Result<()> {
+        let dir = base.join(relative);
+        if dir.is_dir() {
+            for file in files_under(&dir)? {
+                paths.push(format!("{relative}/{}", display_path(&dir, &file)));
+            }
+        }
+        Ok(())
+    };
+    under(root, aiml::kinds::repository::KINDS_DIR, &mut paths)?;
+    let staged: std::collections::BTreeSet<String> = report.folders().into_iter().collect();
+    let folders = report
+        .blueprints
+        .iter()
+        .map(|b| b.name.clone())
+        .chain(report.sync.then(|| aiml::sync::SYNC_DIR.to_string()));
+    for name in folders {
+        let base = if staged.contains(&name) {
+            staging
+        } else {
+            root
+        };
+        for top in [OVERLAYS_DIR, RENDERED_DIR] {
+            under(base, &format!("{top}/{name}"), &mut paths)?;
+        }
+    }
+    Ok(paths)
 }
 
 /// Each blueprint file's blueprint names, for the commit message.

@@ -5,8 +5,19 @@
 //! and `aiml.yaml` taken from the work tree (git-ignored files left out unless tracked, files
 //! gone from the work tree removed). Nothing else goes in: other changes, staged or not, stay as
 //! they are. On the current branch the index is then updated for those paths, so `git status`
-//! shows them clean; with `--branch NAME` the commit goes on that branch (created from `HEAD`
-//! when absent) and neither `HEAD`, the index nor the work tree is touched.
+//! shows them clean.
+//!
+//! With `--branch NAME` the commit goes on that branch (created from `HEAD` when absent) and
+//! the checkout moves to it, as `git switch -c NAME` then `git commit` would: the work tree
+//! already holds what the commit holds, so leaving `HEAD` behind would leave the change
+//! uncommitted in the checkout, where the next plain `--commit` would put the change meant for
+//! review on the current branch. Nothing in the work tree is written; the index is brought in
+//! line with the commit for the paths it owns, other staged changes stay staged. A branch that
+//! exists is switched to only when its files differ from `HEAD`'s in those paths alone
+//! ([`prepare`] checks it before anything is rendered); otherwise the user switches first.
+//!
+//! libgit2 runs no git hooks (`pre-commit`, `commit-msg`, …): [`hooks`] says which the
+//! repository has, so that the command can tell the user to run them.
 //!
 //! Creating the commit and moving the branch is one step (libgit2 refuses to move a branch
 //! whose tip is not the commit's parent, so a concurrent commit is never lost). Identity comes
@@ -75,6 +86,7 @@ pub fn prepare(root: &Path, branch: Option<&str>) -> Result<Prepared, GitError> 
             if head.symbolic_target()? == Some(format!("refs/heads/{name}").as_str()) {
                 Target::Head
             } else {
+                diverged(&repo, name)?;
                 Target::Branch(name.to_string())
             }
         }
@@ -87,6 +99,46 @@ pub fn prepare(root: &Path, branch: Option<&str>) -> Result<Prepared, GitError> 
         committer,
         target,
     })
+}
+
+/// Whether `path` (relative to the work tree) is one a render commit owns.
+fn is_owned(prefix: &str, path: &str) -> bool {
+    path.strip_prefix(prefix).is_some_and(|relative| {
+        OWNED.iter().any(|top| {
+            relative == *top
+                || relative
+                    .strip_prefix(top)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        })
+    })
+}
+
+/// Refuses a branch that exists and whose files differ from `HEAD`'s outside the owned
+/// paths: the checkout could not move there without changing files the render did not write.
+fn diverged(repo: &Repo, name: &str) -> Result<(), GitError> {
+    let git = &repo.repo;
+    let branch = match git.find_branch(name, git2::BranchType::Local) {
+        Ok(branch) => branch.get().peel_to_tree()?,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    let head = git.head().ok().and_then(|h| h.peel_to_tree().ok());
+    let diff = git.diff_tree_to_tree(head.as_ref(), Some(&branch), None)?;
+    for delta in diff.deltas() {
+        let path = delta
+            .new_file()
+            .path()
+            .or_else(|| delta.old_file().path())
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !is_owned(&repo.prefix, &path) {
+            return Err(GitError::BranchDiverged {
+                branch: name.to_string(),
+                path: crate::diagnostic::sanitize(&path, 200),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// What a commit did.
@@ -106,6 +158,8 @@ pub enum Committed {
         files: usize,
         /// Set when the commit is made but the index could not be updated: why.
         index_error: Option<String>,
+        /// The checkout moved to this branch (`--branch`).
+        switched: bool,
     },
 }
 
@@ -161,9 +215,15 @@ pub fn commit(
         &tree,
         &parents,
     )?;
-    let index_error = match prepared.target {
+    let index_error = match &prepared.target {
         Target::Head => update_index(repo, &updates).err().map(|e| e.to_string()),
-        Target::Branch(_) => None,
+        // The work tree already holds the commit's files: moving `HEAD` and the index there
+        // is what `git switch` would do, without writing a file.
+        Target::Branch(name) => git
+            .set_head(&format!("refs/heads/{name}"))
+            .and_then(|()| index_to_tree(repo, &tree))
+            .err()
+            .map(|e| e.to_string()),
     };
     Ok(Committed::Commit {
         short_id: id.to_string()[..7].to_string(),
@@ -171,6 +231,7 @@ pub fn commit(
         subject: full_message.lines().next().unwrap_or_default().to_string(),
         files: updates.len(),
         index_error,
+        switched: matches!(prepared.target, Target::Branch(_)),
     })
 }
 
@@ -318,6 +379,97 @@ fn update_index(repo: &Repo, updates: &[Update]) -> Result<(), git2::Error> {
         }
     }
     index.write()
+}
+
+/// Makes the index hold exactly `tree`'s files under the owned paths (after the checkout moved
+/// to a branch); entries already right keep their cached file stats.
+fn index_to_tree(repo: &Repo, tree: &git2::Tree<'_>) -> Result<(), git2::Error> {
+    let mut wanted: BTreeMap<String, (git2::Oid, u32)> = BTreeMap::new();
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, item| {
+        if item.kind() == Some(git2::ObjectType::Blob) {
+            let path = format!("{dir}{}", item.name().unwrap_or_default());
+            if is_owned(&repo.prefix, &path) {
+                let mode = u32::try_from(item.filemode()).unwrap_or_default();
+                wanted.insert(path, (item.id(), mode));
+            }
+        }
+        git2::TreeWalkResult::Ok
+    })?;
+    let mut index = repo.repo.index()?;
+    let mut right = BTreeSet::new();
+    let mut stale = Vec::new();
+    for entry in index.iter() {
+        let path = String::from_utf8_lossy(&entry.path).into_owned();
+        if !is_owned(&repo.prefix, &path) {
+            continue;
+        }
+        match wanted.get(&path) {
+            Some((id, mode)) if *id == entry.id && *mode == entry.mode => {
+                right.insert(path);
+            }
+            Some(_) => {}
+            None => stale.push(path),
+        }
+    }
+    for path in stale {
+        index.remove_path(Path::new(&path))?;
+    }
+    for path in wanted.keys().filter(|path| !right.contains(*path)) {
+        index.add_path(Path::new(path))?;
+    }
+    index.write()
+}
+
+/// The hooks the repository has, which this commit does not run: `core.hooksPath` when set,
+/// else the files in `.git/hooks/` other than git's `*.sample` ones. Empty: none.
+#[must_use]
+pub fn hooks(prepared: &Prepared) -> Vec<String> {
+    let git = &prepared.repo.repo;
+    if let Ok(config) = git.config()
+        && let Ok(path) = config.get_string("core.hooksPath")
+        && !path.trim().is_empty()
+    {
+        return vec![format!(
+            "core.hooksPath = {}",
+            crate::diagnostic::sanitize(&path, 200)
+        )];
+    }
+    let Ok(entries) = fs_err::read_dir(git.path().join("hooks")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_ok_and(|t| !t.is_dir()))
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.ends_with(".sample"))
+        .map(|name| crate::diagnostic::sanitize(&name, 80))
+        .collect();
+    found.sort();
+    found
+}
+
+/// The paths among `paths` (relative to the kubectl-aiml repository) that git ignores and that
+/// the commit's base does not track: a commit would leave them out. Returned relative to the
+/// work tree.
+pub fn ignored(
+    prepared: &Prepared,
+    paths: impl IntoIterator<Item = String>,
+) -> Result<Vec<String>, GitError> {
+    let repo = &prepared.repo;
+    let (base_commit, _) = base(prepared)?;
+    let base_tree = base_commit.map(|c| c.tree()).transpose()?;
+    let mut out = Vec::new();
+    for path in paths {
+        let git_path = format!("{}{path}", repo.prefix);
+        if repo.repo.is_path_ignored(Path::new(&git_path))?
+            && base_tree
+                .as_ref()
+                .is_none_or(|tree| tree.get_path(Path::new(&git_path)).is_err())
+        {
+            out.push(git_path);
+        }
+    }
+    Ok(out)
 }
 
 /// The commit message: the given message (or a summary line), then what changed per

@@ -50,6 +50,28 @@ pub enum GitError {
     /// A branch name git would refuse.
     #[error("`{0}` is not a valid branch name")]
     BranchName(String),
+    /// `--branch` names a branch whose files differ from the checkout's outside what a render
+    /// commit owns: switching to it would change files the render did not write.
+    #[error(
+        "branch `{branch}` differs from the checkout outside blueprints/, kinds/, overlays/, rendered/ and aiml.yaml (first: `{path}`), so the checkout cannot move to it with the render's commit; switch to it first (`git switch {branch}`), then run `kubectl aiml render --commit` there"
+    )]
+    BranchDiverged {
+        /// The branch.
+        branch: String,
+        /// The first differing path.
+        path: String,
+    },
+    /// Git ignores files the commit must hold: it would leave them out.
+    #[error(
+        "git ignores {} (first: `{first}`), so `--commit` would commit blueprints without their output; nothing was written. Remove the rule that matches it (`git check-ignore -v {first}` names the file and line), or leave out `--commit`",
+        if *.count == 1 { "a file the commit must hold".to_string() } else { format!("{} files the commit must hold", .count) }
+    )]
+    Ignored {
+        /// The first ignored path, relative to the work tree.
+        first: String,
+        /// How many.
+        count: usize,
+    },
     /// A merge, rebase or similar is in progress.
     #[error("the git repository is in the middle of a {0}; finish or abort it first")]
     Busy(String),
