@@ -145,12 +145,30 @@ pub enum SuppressionError {
 /// reports (shared blueprint rules and each built-in kind's). Such a blueprint renders
 /// nothing, so suppressing the error would leave it without output, and a render would then
 /// remove what it rendered before: these rules cannot be turned off.
+/// A rule that also judges plain manifests (`tpu-topology-shape` on a pod's selector) can
+/// still be turned off for them: [`Suppressions::apply`] keeps its errors on blueprints.
 #[must_use]
 pub fn stops_planning(id: &str) -> bool {
+    planner_rule(id) && !crate::validate::RULES.iter().any(|rule| rule.id == id)
+}
+
+/// Whether the planner reports rule `id` (shared blueprint rules and each built-in kind's).
+fn planner_rule(id: &str) -> bool {
     crate::plan::RULES.iter().any(|rule| rule.id == id)
         || crate::kinds::Registry::builtin()
             .iter()
             .any(|kind| kind.rules().iter().any(|rule| rule.id == id))
+}
+
+/// An error the planner reported on a blueprint: it stopped that blueprint's plan, so no
+/// suppression may drop it (the blueprint would render nothing).
+fn stopped_a_plan(diagnostic: &crate::diagnostic::Diagnostic) -> bool {
+    diagnostic.severity == crate::diagnostic::Severity::Error
+        && diagnostic
+            .object
+            .as_ref()
+            .is_some_and(|object| object.group == crate::blueprint::API_GROUP)
+        && planner_rule(diagnostic.rule.as_str())
 }
 
 /// Why a rule that [`stops_planning`] cannot be turned off, for messages.
@@ -228,7 +246,7 @@ impl Suppressions {
     pub fn apply(&self, diagnostics: &mut Vec<crate::diagnostic::Diagnostic>) -> usize {
         let before = diagnostics.len();
         diagnostics.retain(|d| {
-            if crate::blueprint::INPUT_RULES.contains(&d.rule.as_str()) {
+            if crate::blueprint::INPUT_RULES.contains(&d.rule.as_str()) || stopped_a_plan(d) {
                 return true;
             }
             if self.global.contains(d.rule.as_str()) {
@@ -341,6 +359,36 @@ mod tests {
         }
         assert!(!stops_planning("kueue-quota"));
         assert!(Suppressions::global(&["kueue-quota".into()]).is_ok());
+    }
+
+    /// A planner rule that also judges manifests can be turned off for them, never for the
+    /// blueprint whose plan its error stopped.
+    #[test]
+    fn a_rule_shared_with_manifests_is_kept_on_blueprints() {
+        use crate::diagnostic::{Diagnostic, ObjectRef};
+        let id = "tpu-topology-shape";
+        assert!(!stops_planning(id));
+        let suppressions = Suppressions::global(&[id.into()]).unwrap();
+        let on = |group: &str, kind: &str| {
+            let mut d = Diagnostic::error(id, "bad shape");
+            d.object = Some(ObjectRef {
+                group: group.into(),
+                kind: kind.into(),
+                namespace: None,
+                name: "x".into(),
+            });
+            d
+        };
+        let mut findings = vec![
+            on(crate::blueprint::API_GROUP, "MultisliceTraining"),
+            on("", "Pod"),
+        ];
+        assert_eq!(suppressions.apply(&mut findings), 1);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(
+            findings[0].object.as_ref().unwrap().kind,
+            "MultisliceTraining"
+        );
     }
 
     /// Every rule has a doc with every section and a link, and every doc is a rule's.

@@ -14,6 +14,9 @@ use crate::yaml::{Node, Span};
 /// The `apiVersion` of every blueprint.
 pub const API_VERSION: &str = "aiml.dev/v1alpha1";
 
+/// The API group of blueprints (the group of [`API_VERSION`]).
+pub const API_GROUP: &str = "aiml.dev";
+
 /// Rules about input files and blueprint envelopes.
 pub const RULES: &[crate::rules::Rule] = &[
     crate::rules::Rule {
@@ -248,7 +251,7 @@ impl<'a> Blueprint<'a> {
     #[must_use]
     pub fn object_ref(&self) -> crate::diagnostic::ObjectRef {
         crate::diagnostic::ObjectRef {
-            group: "aiml.dev".into(),
+            group: API_GROUP.into(),
             kind: self.kind.name().to_string(),
             namespace: None,
             name: self.name.to_string(),
