@@ -1,0 +1,400 @@
+//! A real, pinned kube-apiserver and etcd for the cluster tests, started on 127.0.0.1.
+//!
+//! `scripts/install-test-deps` builds both binaries into a cache outside the clone; the tests
+//! find them in `$AIML_TEST_APISERVER_BIN_DIR`, else in that cache. No controller runs: tests
+//! create objects and patch their `status` themselves. Everything lives in one temporary
+//! folder (certificates, etcd data, logs, kubeconfig, kubectl's discovery cache), and dropping
+//! the [`ApiServer`] kills exactly the two processes it started and removes that folder.
+//!
+//! Used through `#[path = "support/apiserver.rs"] mod apiserver_support;` so that the other
+//! test crates, which include `support/mod.rs`, do not compile it.
+
+#![allow(dead_code, reason = "each test crate uses a part of this module")]
+
+use std::io::{Read, Seek, SeekFrom};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The pinned versions; keep them equal to those in `scripts/install-test-deps`.
+pub const KUBERNETES_VERSION: &str = "v1.33.13";
+/// The pinned etcd.
+pub const ETCD_VERSION: &str = "v3.5.21";
+
+/// How long the server may take to report ready (3–5 s on an idle machine; the machines
+/// that run the tests are shared, so allow much more before calling it a failure).
+const STARTUP_LIMIT: Duration = Duration::from_secs(90);
+
+/// The folder with `kube-apiserver` and `etcd`: the environment variable, else the cache
+/// folder `scripts/install-test-deps` builds into.
+pub fn bin_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("AIML_TEST_APISERVER_BIN_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(|| PathBuf::from(".cache"));
+    cache.join("kubectl-aiml").join(format!(
+        "apiserver-{KUBERNETES_VERSION}-etcd-{ETCD_VERSION}"
+    ))
+}
+
+/// What a cluster test lacks to run, if anything.
+fn missing() -> Option<String> {
+    let dir = bin_dir();
+    for bin in ["kube-apiserver", "etcd"] {
+        if !dir.join(bin).is_file() {
+            return Some(format!(
+                "{bin} not built in {} (run scripts/install-test-deps)",
+                dir.display()
+            ));
+        }
+    }
+    for tool in ["openssl", "kubectl"] {
+        if which::which(tool).is_err() {
+            return Some(format!("{tool} not on PATH"));
+        }
+    }
+    None
+}
+
+/// A running etcd and kube-apiserver, and a kubeconfig for a `system:masters` client.
+pub struct ApiServer {
+    apiserver: Child,
+    etcd: Child,
+    /// Root of everything this server wrote; removed on drop (after the processes stop).
+    dir: tempfile::TempDir,
+    /// How long it took from the first process start to `/readyz` answering `ok`.
+    pub startup: Duration,
+}
+
+impl ApiServer {
+    /// Starts a server for the test `name`, or fails the test saying why it cannot: like
+    /// every program a test runs, the server is required (scripts/install-test-deps builds
+    /// it), since a skipped test would pass without checking anything.
+    pub fn start_required(name: &str) -> Self {
+        if let Some(why) = missing() {
+            panic!("{name}: {why}");
+        }
+        Self::start()
+    }
+
+    /// Starts etcd and the API server and waits until `/readyz` answers; panics with the end
+    /// of their logs when it does not within the limit.
+    pub fn start() -> Self {
+        let began = Instant::now();
+        let dir = tempfile::Builder::new()
+            .prefix("aiml-apiserver-")
+            .tempdir()
+            .expect("temp dir");
+        let root = dir.path();
+        certificates(root);
+        let bins = bin_dir();
+        let [etcd_client, etcd_peer, secure] = free_ports();
+
+        let etcd = spawn_logged(
+            Command::new(bins.join("etcd")).args([
+                "--name=aiml-test".to_owned(),
+                format!("--data-dir={}", root.join("etcd").display()),
+                format!("--listen-client-urls=http://127.0.0.1:{etcd_client}"),
+                format!("--advertise-client-urls=http://127.0.0.1:{etcd_client}"),
+                format!("--listen-peer-urls=http://127.0.0.1:{etcd_peer}"),
+                format!("--initial-advertise-peer-urls=http://127.0.0.1:{etcd_peer}"),
+                format!("--initial-cluster=aiml-test=http://127.0.0.1:{etcd_peer}"),
+                // A throwaway store: durability buys nothing and fsync is slow on shared disks.
+                "--unsafe-no-fsync".to_owned(),
+                "--log-level=warn".to_owned(),
+            ]),
+            &root.join("etcd.log"),
+        );
+        let pki = root.join("pki");
+        let p = |f: &str| pki.join(f).display().to_string();
+        let apiserver = spawn_logged(
+            Command::new(bins.join("kube-apiserver")).args([
+                format!("--etcd-servers=http://127.0.0.1:{etcd_client}"),
+                "--bind-address=127.0.0.1".to_owned(),
+                "--advertise-address=127.0.0.1".to_owned(),
+                format!("--secure-port={secure}"),
+                format!("--cert-dir={}", root.join("cert-dir").display()),
+                format!("--tls-cert-file={}", p("server.crt")),
+                format!("--tls-private-key-file={}", p("server.key")),
+                format!("--client-ca-file={}", p("ca.crt")),
+                format!("--service-account-key-file={}", p("sa.pub")),
+                format!("--service-account-signing-key-file={}", p("sa.key")),
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local".to_owned(),
+                "--service-cluster-ip-range=10.0.0.0/24".to_owned(),
+                "--authorization-mode=RBAC".to_owned(),
+                // No controller-manager runs: nothing would create the token the
+                // ServiceAccount admission waits for, nor reconcile the endpoints.
+                "--disable-admission-plugins=ServiceAccount".to_owned(),
+                "--endpoint-reconciler-type=none".to_owned(),
+                "--profiling=false".to_owned(),
+            ]),
+            &root.join("kube-apiserver.log"),
+        );
+        let mut server = Self {
+            apiserver,
+            etcd,
+            dir,
+            startup: Duration::ZERO,
+        };
+        server.write_kubeconfig(secure);
+        server.wait_ready(began);
+        server.startup = began.elapsed();
+        server
+    }
+
+    /// The kubeconfig of a client in `system:masters`.
+    pub fn kubeconfig(&self) -> PathBuf {
+        self.dir.path().join("kubeconfig")
+    }
+
+    /// A `kubectl` bound to this server (and to a discovery cache of its own, so nothing is
+    /// written under `~/.kube`).
+    pub fn kubectl(&self) -> Command {
+        let mut cmd = Command::new("kubectl");
+        cmd.arg(format!("--kubeconfig={}", self.kubeconfig().display()))
+            .arg(format!(
+                "--cache-dir={}",
+                self.dir.path().join("kube-cache").display()
+            ))
+            .env_remove("KUBECONFIG");
+        cmd
+    }
+
+    /// Runs `kubectl` with `args` against this server.
+    pub fn run_kubectl(&self, args: &[&str]) -> Output {
+        self.kubectl().args(args).output().expect("run kubectl")
+    }
+
+    /// A folder for the test's own files, removed with the server.
+    pub fn scratch(&self) -> PathBuf {
+        let path = self.dir.path().join("scratch");
+        std::fs::create_dir_all(&path).expect("mkdir scratch");
+        path
+    }
+
+    /// The process ids of etcd and the API server.
+    pub fn pids(&self) -> [u32; 2] {
+        [self.etcd.id(), self.apiserver.id()]
+    }
+
+    /// The temporary folder everything lives in.
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write_kubeconfig(&self, port: u16) {
+        let pki = self.dir.path().join("pki");
+        let text = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: aiml-test\n  cluster:\n    \
+             server: https://127.0.0.1:{port}\n    certificate-authority: {ca}\nusers:\n\
+             - name: aiml-test-admin\n  user:\n    client-certificate: {crt}\n    \
+             client-key: {key}\ncontexts:\n- name: aiml-test\n  context:\n    cluster: aiml-test\n\
+             \x20   user: aiml-test-admin\ncurrent-context: aiml-test\n",
+            ca = pki.join("ca.crt").display(),
+            crt = pki.join("admin.crt").display(),
+            key = pki.join("admin.key").display(),
+        );
+        std::fs::write(self.kubeconfig(), text).expect("write kubeconfig");
+    }
+
+    fn wait_ready(&mut self, began: Instant) {
+        loop {
+            let exited = [
+                ("etcd", &mut self.etcd),
+                ("kube-apiserver", &mut self.apiserver),
+            ]
+            .into_iter()
+            .find_map(|(name, child)| {
+                let status = child.try_wait().expect("poll child")?;
+                Some(format!("{name} exited ({status})"))
+            });
+            if let Some(exited) = exited {
+                panic!("{exited} before the server was ready\n{}", self.logs());
+            }
+            let out = self.run_kubectl(&["--request-timeout=2s", "get", "--raw=/readyz"]);
+            if out.status.success() && out.stdout == b"ok" {
+                return;
+            }
+            if began.elapsed() > STARTUP_LIMIT {
+                panic!(
+                    "kube-apiserver not ready after {:?}; last /readyz: {}{}\n{}",
+                    STARTUP_LIMIT,
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr),
+                    self.logs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// The last lines of both logs, for a failure message.
+    pub fn logs(&self) -> String {
+        ["etcd.log", "kube-apiserver.log"]
+            .iter()
+            .map(|f| {
+                format!(
+                    "--- last lines of {f} ---\n{}",
+                    tail(&self.dir.path().join(f), 40)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl Drop for ApiServer {
+    fn drop(&mut self) {
+        // Only the two children this value started; the server first, so it does not log a
+        // storm of etcd errors while going down.
+        for child in [&mut self.apiserver, &mut self.etcd] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn spawn_logged(cmd: &mut Command, log: &Path) -> Child {
+    let file = std::fs::File::create(log).expect("create log");
+    cmd.stdin(Stdio::null())
+        .stdout(file.try_clone().expect("dup log"))
+        .stderr(file)
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {:?}: {e}", cmd.get_program()))
+}
+
+/// Three ports the kernel just handed out on 127.0.0.1 (held together so they differ).
+fn free_ports() -> [u16; 3] {
+    let listeners: Vec<TcpListener> = (0..3)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("bind a free port"))
+        .collect();
+    let port = |i: usize| listeners[i].local_addr().expect("local addr").port();
+    [port(0), port(1), port(2)]
+}
+
+/// The last `lines` lines of a file (the logs can be long).
+fn tail(path: &Path, lines: usize) -> String {
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return "(no log)".to_owned();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = file.seek(SeekFrom::Start(len.saturating_sub(16 * 1024)));
+    let mut text = String::new();
+    let _ = file.read_to_string(&mut text);
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// A throwaway CA; a serving certificate for 127.0.0.1; a client certificate in
+/// `system:masters`; a service-account signing key. EC keys: generating them is instant.
+fn certificates(root: &Path) {
+    let pki = root.join("pki");
+    std::fs::create_dir_all(&pki).expect("mkdir pki");
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    openssl(
+        &pki,
+        &[
+            &["req", "-x509"],
+            &ec[..],
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.crt",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=aiml-test-ca",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        pki.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n\
+        extendedKeyUsage=serverAuth\n",
+    )
+    .expect("write ext");
+    std::fs::write(pki.join("admin.ext"), "extendedKeyUsage=clientAuth\n").expect("write ext");
+    for (name, subject) in [
+        ("server", "/CN=kube-apiserver"),
+        ("admin", "/O=system:masters/CN=aiml-test-admin"),
+    ] {
+        let (key, csr, crt, ext) = (
+            format!("{name}.key"),
+            format!("{name}.csr"),
+            format!("{name}.crt"),
+            format!("{name}.ext"),
+        );
+        openssl(
+            &pki,
+            &[
+                &["req", "-new"],
+                &ec[..],
+                &["-keyout", &key, "-out", &csr, "-subj", subject],
+            ]
+            .concat(),
+        );
+        openssl(
+            &pki,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                &ext,
+                "-out",
+                &crt,
+            ],
+        );
+    }
+    openssl(
+        &pki,
+        &[
+            "genpkey",
+            "-algorithm",
+            "EC",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-out",
+            "sa.key",
+        ],
+    );
+    openssl(
+        &pki,
+        &["pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub"],
+    );
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run openssl");
+    assert!(
+        out.status.success(),
+        "openssl {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
