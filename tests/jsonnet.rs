@@ -155,8 +155,8 @@ local training(name, topology) = {
         run.stderr
     );
 
-    // An unknown field written in a library: not placed on a line of the blueprint file, but
-    // the file, the field path and the blueprint are named.
+    // An unknown field written in a library: the finding points at the library's line, and
+    // names the blueprint.
     let repo = repo_with(&[
         (
             "blueprints/fleet.jsonnet",
@@ -173,12 +173,82 @@ local training(name, topology) = {
     let run = repo.aiml(&["render"]);
     assert_eq!(run.code, 2, "{}", run.transcript());
     assert!(
-        run.stderr
-            .contains("in blueprints/fleet.jsonnet, at `spec.replicaz`"),
+        run.stderr.contains("--> blueprints/lib.libsonnet:1:144"),
         "{}",
         run.stderr
     );
+    assert!(
+        run.stderr.contains("{ spec+: { replicaz: 2 } }"),
+        "the library's line: {}",
+        run.stderr
+    );
     assert!(run.stderr.contains("TritonServing/b"), "{}", run.stderr);
+}
+
+/// A value a library under `lib/` wrote: findings about it name the library file and line
+/// (human and JSON output), not the blueprint file or line 0. A value the library took from
+/// its caller is not placed in the library.
+#[test]
+fn findings_about_a_value_a_library_wrote_name_the_library_line() {
+    let fleet = "\
+local tpu = import '../lib/tpu.libsonnet';
+local training(name, slice) = {
+  apiVersion: 'aiml.dev/v1alpha1',
+  kind: 'MultisliceTraining',
+  metadata: { name: name },
+  spec: { project: 'my-project', tpu: slice },
+};
+[
+  training('good', tpu.good),
+  training('bad', tpu.bad),
+]
+";
+    let library = "\
+{
+  good: { type: 'v4-32', topology: '2x2x4' },
+  bad: { type: 'v4-32', topology: '2x2x2' },
+}
+";
+    let repo = repo_with(&[
+        ("blueprints/fleet.jsonnet", fleet),
+        ("lib/tpu.libsonnet", library),
+    ]);
+    let run = repo.aiml(&["render"]);
+    assert_ne!(run.code, 0, "{}", run.transcript());
+    assert!(run.stderr.contains("tpu-topology"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--> lib/tpu.libsonnet:3:35"),
+        "the library's literal: {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("bad: { type: 'v4-32', topology: '2x2x2' }"),
+        "the library's line: {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("MultisliceTraining/bad"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("fleet.jsonnet:1"), "{}", run.stderr);
+
+    let run = repo.aiml(&["validate", "-o", "json"]);
+    assert_ne!(run.code, 0, "{}", run.transcript());
+    let findings: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let topology = findings
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|f| {
+            f["rule"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("tpu-topology"))
+        })
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert_eq!(topology["file"], "lib/tpu.libsonnet", "{topology}");
+    assert_eq!(topology["line"], 3, "{topology}");
 }
 
 #[test]

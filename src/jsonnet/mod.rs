@@ -158,6 +158,7 @@ pub fn evaluate(
     let mut imports: BTreeMap<String, String> = files;
     imports.remove(display);
     let sources = Sources::new(text, &imports);
+    remember_library_lines(display, text, &imports);
     let (documents, labels) = split(raw).map_err(|(message, field)| {
         let mut d = error(message).fix(
             "return a blueprint, a list of blueprints, or an object whose values are blueprints",
@@ -169,7 +170,7 @@ pub fn evaluate(
     })?;
     let documents = documents
         .into_iter()
-        .map(|raw| sources.node(raw, None, Span::default()))
+        .map(|raw| sources.node(raw, None, Span::default(), None))
         .collect();
     Ok(Evaluated {
         documents,
@@ -839,16 +840,22 @@ impl ImportResolver for Resolver {
 }
 
 /// Where fields are defined in the evaluated files, for placing output values.
+///
+/// A value placed in a library gets a line past the end of the blueprint file: the libraries
+/// follow it, in path order, as if appended ([`relocate`] turns such a line back into the
+/// library's path and line).
 struct Sources<'a> {
-    /// Every evaluated text, the blueprint file's first (`true`).
-    texts: Vec<(bool, &'a str)>,
-    /// Field definitions by key: (in the main file?, line, column, offset, line text).
+    /// Every evaluated text, the blueprint file's first: (is it the blueprint file, the line
+    /// its first line is numbered after, text).
+    texts: Vec<(bool, u32, &'a str)>,
+    /// Field definitions by key.
     definitions: BTreeMap<String, Vec<Definition<'a>>>,
 }
 
 #[derive(Clone, Copy, Debug)]
 struct Definition<'a> {
     main: bool,
+    /// Line, numbered as in [`Sources`] (past the blueprint file's end in a library).
     line: u32,
     /// Byte offset of the line in its file.
     line_offset: usize,
@@ -861,16 +868,19 @@ struct Definition<'a> {
 impl<'a> Sources<'a> {
     fn new(main: &'a str, imports: &'a BTreeMap<String, String>) -> Self {
         let mut definitions: BTreeMap<String, Vec<Definition<'a>>> = BTreeMap::new();
-        let texts: Vec<(bool, &str)> = std::iter::once((true, main))
-            .chain(imports.values().map(|t| (false, t.as_str())))
-            .collect();
-        for &(is_main, text) in &texts {
+        let mut texts = vec![(true, 0, main)];
+        let mut base = line_count(main);
+        for text in imports.values() {
+            texts.push((false, base, text.as_str()));
+            base = base.saturating_add(line_count(text));
+        }
+        for &(is_main, base, text) in &texts {
             let mut offset = 0;
             for (index, line) in text.split_inclusive('\n').enumerate() {
                 for (key, byte) in field_definitions(line) {
                     definitions.entry(key).or_default().push(Definition {
                         main: is_main,
-                        line: u32::try_from(index + 1).unwrap_or(u32::MAX),
+                        line: base.saturating_add(u32::try_from(index + 1).unwrap_or(u32::MAX)),
                         line_offset: offset,
                         byte,
                         text: line,
@@ -883,9 +893,11 @@ impl<'a> Sources<'a> {
     }
 
     /// The node of `raw`, produced under `key` (`None`: a list item or a document), whose
-    /// parent was placed at `parent`.
-    fn node(&self, raw: Raw, key: Option<&str>, parent: Span) -> Node {
-        let placed = key.and_then(|key| locate(self, key, &raw));
+    /// parent was placed at `parent`. `library`: whether it may be placed in a library; not
+    /// under the envelope (`apiVersion`, `kind`, `metadata`), where a blueprint is named by
+    /// the line of its own file.
+    fn node(&self, raw: Raw, key: Option<&str>, parent: Span, library: Option<bool>) -> Node {
+        let placed = key.and_then(|key| locate(self, key, &raw, library.unwrap_or(false)));
         let span = match (key, placed) {
             (_, Some(span)) => span,
             // A list item is where its list was written.
@@ -900,14 +912,19 @@ impl<'a> Sources<'a> {
             Raw::Array(items) => Value::Seq(
                 items
                     .into_iter()
-                    .map(|item| self.node(item, None, span))
+                    .map(|item| self.node(item, None, span, library.or(Some(true))))
                     .collect(),
             ),
             Raw::Object(entries) => Value::Map(
                 entries
                     .into_iter()
                     .map(|(k, v)| {
-                        let node = self.node(v, Some(&k), span);
+                        // A document's fields decide for what is under them.
+                        let library = library.or(Some(!matches!(
+                            k.as_str(),
+                            "apiVersion" | "kind" | "metadata"
+                        )));
+                        let node = self.node(v, Some(&k), span, library);
                         let key_span = key_span(self, &k, node.span);
                         (
                             Key {
@@ -932,13 +949,69 @@ fn key_span(sources: &Sources<'_>, key: &str, value: Span) -> Span {
     sources
         .definitions
         .get(key)
-        .and_then(|defs| defs.iter().find(|d| d.main && d.line == value.line))
+        .and_then(|defs| defs.iter().find(|d| d.line == value.line))
         .map_or(value, |d| Span {
             line: d.line,
             column: u32::try_from(d.text[..d.byte].chars().count() + 1).unwrap_or(0),
-            offset: d.line_offset + d.byte,
+            // Offsets index the blueprint file's text only.
+            offset: if d.main { d.line_offset + d.byte } else { 0 },
             len: 0,
         })
+}
+
+/// Lines of `text` as [`Sources`] numbers them (a last line without a newline counts).
+fn line_count(text: &str) -> u32 {
+    u32::try_from(text.split_inclusive('\n').count()).unwrap_or(u32::MAX)
+}
+
+/// A library as [`Sources`] numbered its lines: (path, the line its first line is numbered
+/// after, its lines).
+type LibraryLines = (String, u32, u32);
+
+/// For each evaluated Jsonnet file (as shown), its libraries. Read by [`relocate`].
+static LIBRARY_LINES: std::sync::Mutex<BTreeMap<String, Vec<LibraryLines>>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+fn remember_library_lines(display: &str, text: &str, imports: &BTreeMap<String, String>) {
+    let mut base = line_count(text);
+    let mut lines = Vec::new();
+    for (path, import) in imports {
+        lines.push((path.clone(), base, line_count(import)));
+        base = base.saturating_add(line_count(import));
+    }
+    LIBRARY_LINES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(display.to_string(), lines);
+}
+
+/// Findings about values a Jsonnet library wrote, moved from the blueprint file (where their
+/// nodes carry lines past its end) to the library's path and line. Every finding passes
+/// through here before it is shown.
+#[must_use]
+pub fn relocate(diagnostics: &[Diagnostic]) -> std::borrow::Cow<'_, [Diagnostic]> {
+    let libraries = LIBRARY_LINES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let place = |d: &Diagnostic| {
+        libraries.get(&d.file).and_then(|lines| {
+            lines
+                .iter()
+                .find(|(_, base, count)| d.line > *base && d.line - base <= *count)
+                .map(|(path, base, _)| (path.clone(), d.line - base))
+        })
+    };
+    if !diagnostics.iter().any(|d| place(d).is_some()) {
+        return std::borrow::Cow::Borrowed(diagnostics);
+    }
+    let mut moved = diagnostics.to_vec();
+    for d in &mut moved {
+        if let Some((path, line)) = place(d) {
+            d.file = path;
+            d.line = line;
+        }
+    }
+    std::borrow::Cow::Owned(moved)
 }
 
 /// Jsonnet numbers are doubles; whole ones are integers in YAML terms.
@@ -964,12 +1037,14 @@ fn literals(raw: &Raw) -> Vec<String> {
 }
 
 /// Where the field `key` holding `raw` was written, when exactly one definition in the
-/// evaluated files can have produced it and that definition is in the blueprint file itself.
-/// A definition is `key:` (`::`, `:::`, `+:`), `'key':`, `"key":` or `key =` (a local or a
-/// named argument of the same name). With several, a scalar keeps those whose line holds its
-/// literal value. Anything else is not placed: a wrong line would mislead more than none.
-fn locate(sources: &Sources<'_>, key: &str, raw: &Raw) -> Option<Span> {
-    if let Some(span) = unique_string(sources, raw) {
+/// evaluated files can have produced it: in the blueprint file, or (when `library`) in a
+/// library whose line holds the value's literal (a library's field that takes its value from
+/// an argument was not written there). A definition is `key:` (`::`, `:::`, `+:`), `'key':`,
+/// `"key":` or `key =` (a local or a named argument of the same name). With several, a scalar
+/// keeps those whose line holds its literal value. Anything else is not placed: a wrong line
+/// would mislead more than none.
+fn locate(sources: &Sources<'_>, key: &str, raw: &Raw, library: bool) -> Option<Span> {
+    if let Some(span) = unique_string(sources, raw, library) {
         return Some(span);
     }
     let definitions = sources.definitions.get(key)?;
@@ -987,20 +1062,24 @@ fn locate(sources: &Sources<'_>, key: &str, raw: &Raw) -> Option<Span> {
     let [only] = candidates.as_slice() else {
         return None;
     };
-    if !only.main {
-        return None;
-    }
     // Point at the literal when it is on the line (what is wrong), else at the key.
     let literal = literals.iter().find_map(|l| {
         only.text[only.byte..]
             .find(l.as_str())
             .map(|b| b + only.byte)
     });
+    if !(only.main || library && literal.is_some()) {
+        return None;
+    }
     let byte = literal.unwrap_or(only.byte);
     Some(Span {
         line: only.line,
         column: u32::try_from(only.text[..byte].chars().count() + 1).unwrap_or(0),
-        offset: only.line_offset + byte,
+        offset: if only.main {
+            only.line_offset + byte
+        } else {
+            0
+        },
         len: 0,
     })
 }
@@ -1019,8 +1098,9 @@ fn find_token(text: &str, literal: &str, from: usize) -> Option<usize> {
 }
 
 /// A string value whose quoted literal is written exactly once in all evaluated files, in the
-/// blueprint file: it was written there (a call's argument, a table of the fleet).
-fn unique_string(sources: &Sources<'_>, raw: &Raw) -> Option<Span> {
+/// blueprint file or (when `library`) a library: it was written there (a call's argument, a
+/// table of the fleet, a library's constant).
+fn unique_string(sources: &Sources<'_>, raw: &Raw, library: bool) -> Option<Span> {
     let Raw::String(s) = raw else {
         return None;
     };
@@ -1030,19 +1110,20 @@ fn unique_string(sources: &Sources<'_>, raw: &Raw) -> Option<Span> {
     let mut found = None;
     let mut count = 0;
     for literal in literals(raw) {
-        for (main, text) in &sources.texts {
+        for &(main, base, text) in &sources.texts {
             for (offset, _) in text.match_indices(literal.as_str()) {
                 count += 1;
-                found = main.then_some((*text, offset));
+                found = (main || library).then_some((main, base, text, offset));
             }
         }
     }
-    let (text, offset) = found.filter(|_| count == 1)?;
+    let (main, base, text, offset) = found.filter(|_| count == 1)?;
     let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = u32::try_from(text[..offset].matches('\n').count() + 1).unwrap_or(0);
     Some(Span {
-        line: u32::try_from(text[..offset].matches('\n').count() + 1).unwrap_or(0),
+        line: base.saturating_add(line),
         column: u32::try_from(text[line_start..offset].chars().count() + 1).unwrap_or(0),
-        offset,
+        offset: if main { offset } else { 0 },
         len: 0,
     })
 }
@@ -1161,12 +1242,15 @@ mod tests {
             "{ model(name, topology='2x2'):: { name: name, topology: topology } }\n".to_string(),
         )]);
         let sources = Sources::new(main, &imports);
-        let span = locate(&sources, "topology", &Raw::String("4x4".into())).unwrap();
+        let span = locate(&sources, "topology", &Raw::String("4x4".into()), true).unwrap();
         assert_eq!((span.line, span.column), (4, 27));
         assert_eq!(&main[span.offset..span.offset + 5], "'4x4'");
-        // The default comes from the library: not placed in the blueprint file.
-        assert!(locate(&sources, "topology", &Raw::String("2x2".into())).is_none());
-        // Defined only in the library.
-        assert!(locate(&sources, "name", &Raw::String("a".into())).is_none());
+        // The default is written in the library: placed there, on a line past the blueprint
+        // file's five, when libraries may be pointed at.
+        let span = locate(&sources, "topology", &Raw::String("2x2".into()), true).unwrap();
+        assert_eq!((span.line, span.column), (6, 24));
+        assert!(locate(&sources, "topology", &Raw::String("2x2".into()), false).is_none());
+        // Defined only in the library, with a value the library did not write.
+        assert!(locate(&sources, "name", &Raw::String("a".into()), true).is_none());
     }
 }
