@@ -58,10 +58,18 @@ pub fn worker() -> ExitCode {
     // The thread's stack is mapped before the cap applies: the cap is for the evaluation.
     let outcome = std::thread::Builder::new()
         .stack_size(THREAD_STACK)
-        .spawn(move || cap_address_space(cap).map(|()| job.run()))
+        .spawn(move || {
+            // Linux enforces the cap; elsewhere it is best effort (macOS ignores RLIMIT_AS),
+            // and the time limit and the size checks still apply.
+            let capped = cap_address_space(cap);
+            if cfg!(target_os = "linux") {
+                capped?;
+            }
+            Ok::<_, std::io::Error>(job.run())
+        })
         .ok()
         .and_then(|handle| handle.join().ok());
-    let outcome = match outcome {
+    let outcome: Option<Outcome> = match outcome {
         Some(Ok(outcome)) => Some(outcome),
         Some(Err(e)) => {
             #[expect(clippy::print_stderr, reason = "read by the parent process")]
