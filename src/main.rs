@@ -7,6 +7,16 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // A Jsonnet worker process (see `aiml::jsonnet::worker`), started by this binary itself.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == aiml::jsonnet::WORKER_ARG)
+    {
+        return aiml::jsonnet::worker();
+    }
+    if let Ok(program) = std::env::current_exe() {
+        aiml::jsonnet::isolate(program);
+    }
     // Before anything is made that an interruption should clean up.
     cli::interrupt::install();
     let parsed = match cli::Cli::try_parse() {

@@ -155,8 +155,8 @@ local training(name, topology) = {
         run.stderr
     );
 
-    // An unknown field written in a library: not placed on a line of the blueprint file, but
-    // the file, the field path and the blueprint are named.
+    // An unknown field written in a library: the finding points at the library's line, and
+    // names the blueprint.
     let repo = repo_with(&[
         (
             "blueprints/fleet.jsonnet",
@@ -173,12 +173,82 @@ local training(name, topology) = {
     let run = repo.aiml(&["render"]);
     assert_eq!(run.code, 2, "{}", run.transcript());
     assert!(
-        run.stderr
-            .contains("in blueprints/fleet.jsonnet, at `spec.replicaz`"),
+        run.stderr.contains("--> blueprints/lib.libsonnet:1:144"),
         "{}",
         run.stderr
     );
+    assert!(
+        run.stderr.contains("{ spec+: { replicaz: 2 } }"),
+        "the library's line: {}",
+        run.stderr
+    );
     assert!(run.stderr.contains("TritonServing/b"), "{}", run.stderr);
+}
+
+/// A value a library under `lib/` wrote: findings about it name the library file and line
+/// (human and JSON output), not the blueprint file or line 0. A value the library took from
+/// its caller is not placed in the library.
+#[test]
+fn findings_about_a_value_a_library_wrote_name_the_library_line() {
+    let fleet = "\
+local tpu = import '../lib/tpu.libsonnet';
+local training(name, slice) = {
+  apiVersion: 'aiml.dev/v1alpha1',
+  kind: 'MultisliceTraining',
+  metadata: { name: name },
+  spec: { project: 'my-project', tpu: slice },
+};
+[
+  training('good', tpu.good),
+  training('bad', tpu.bad),
+]
+";
+    let library = "\
+{
+  good: { type: 'v4-32', topology: '2x2x4' },
+  bad: { type: 'v4-32', topology: '2x2x2' },
+}
+";
+    let repo = repo_with(&[
+        ("blueprints/fleet.jsonnet", fleet),
+        ("lib/tpu.libsonnet", library),
+    ]);
+    let run = repo.aiml(&["render"]);
+    assert_ne!(run.code, 0, "{}", run.transcript());
+    assert!(run.stderr.contains("tpu-topology"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--> lib/tpu.libsonnet:3:35"),
+        "the library's literal: {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("bad: { type: 'v4-32', topology: '2x2x2' }"),
+        "the library's line: {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("MultisliceTraining/bad"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("fleet.jsonnet:1"), "{}", run.stderr);
+
+    let run = repo.aiml(&["validate", "-o", "json"]);
+    assert_ne!(run.code, 0, "{}", run.transcript());
+    let findings: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let topology = findings
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|f| {
+            f["rule"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("tpu-topology"))
+        })
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert_eq!(topology["file"], "lib/tpu.libsonnet", "{topology}");
+    assert_eq!(topology["line"], 3, "{topology}");
 }
 
 #[test]
@@ -291,6 +361,109 @@ fn runaway_recursion_is_stopped_and_nothing_is_written() {
     );
     assert!(!repo.path().join("rendered").exists());
     assert!(!repo.path().join("overlays").exists());
+}
+
+/// `kubectl aiml ARGS` in `repo` with its address space capped at 512 MiB (`ulimit -v`): a
+/// run that needs more aborts, and its exit code says so.
+fn aiml_capped(repo: &TestRepo, args: &[&str]) -> support::Run {
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 524288 && exec \"$0\" \"$@\"")
+        .arg(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
+        .args(args)
+        .current_dir(repo.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run kubectl-aiml");
+    support::Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// Files that would take gigabytes of memory or an unbounded stack to evaluate are findings
+/// about the file (exit 2), within 512 MiB, and nothing is written.
+#[test]
+fn jsonnet_bombs_are_findings_within_512_mib() {
+    let deep_literal = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let bombs: &[(&str, &str, &str)] = &[
+        (
+            "object recursion",
+            "local f(n) = { a: f(n + 1) };\nf(0)\n",
+            "deeper than 64 levels",
+        ),
+        (
+            "a range of 10^8",
+            "{ x: std.range(1, 1e8) }\n",
+            "the output is larger than 64 MiB",
+        ),
+        (
+            "arrays nested 100,000 deep by a function",
+            "local f(n) = if n == 0 then [] else [f(n - 1)];\nf(100000)\n",
+            "deeper than 64 levels",
+        ),
+        (
+            "arrays nested 100,000 deep by a fold",
+            "std.foldl(function(acc, i) [acc], std.range(1, 100000), [])\n",
+            "ran out of stack",
+        ),
+        (
+            "arrays nested 100,000 deep in the source",
+            &deep_literal,
+            "ran out of stack",
+        ),
+        (
+            "a string doubled 30 times",
+            "local d(s, n) = if n == 0 then s else d(s + s, n - 1);\n{ x: d('x', 30) }\n",
+            "the output is larger than 64 MiB",
+        ),
+        (
+            "a string doubled 40 times",
+            "local d(s, n) = if n == 0 then s else d(s + s, n - 1);\n{ x: d('x', 40) }\n",
+            "the output is larger than 64 MiB",
+        ),
+        (
+            "a string doubled 40 times, then hashed",
+            "local d(s, n) = if n == 0 then s else d(s + s, n - 1);\n{ x: std.md5(d('x', 40)) }\n",
+            "needed more than 512 MiB of memory",
+        ),
+        (
+            "a comprehension of 10^8",
+            "[x for x in std.range(1, 1e8)]\n",
+            "needed more than 512 MiB of memory",
+        ),
+    ];
+    for (what, source, why) in bombs {
+        let repo = repo_with(&[("blueprints/bomb.jsonnet", source)]);
+        let run = aiml_capped(&repo, &["render"]);
+        assert_eq!(run.code, 2, "{what}: {}", run.transcript());
+        assert!(
+            run.stderr.contains("error[jsonnet-evaluation]: jsonnet: "),
+            "{what}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(why), "{what}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("blueprints/bomb.jsonnet"),
+            "{what}: {}",
+            run.stderr
+        );
+        assert!(!repo.path().join("rendered").exists(), "{what}");
+        assert!(!repo.path().join("overlays").exists(), "{what}");
+    }
+    // `validate` of the file evaluates it the same way.
+    let repo = repo_with(&[(
+        "blueprints/bomb.jsonnet",
+        "[x for x in std.range(1, 1e8)]\n",
+    )]);
+    let run = aiml_capped(&repo, &["validate", "blueprints/bomb.jsonnet"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("needed more than 512 MiB of memory"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

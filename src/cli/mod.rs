@@ -462,6 +462,8 @@ impl Printer {
         suppressed: usize,
         sources: &diagnostic::SourceLookup<'_>,
     ) {
+        // Findings about values a Jsonnet library wrote point at the library.
+        let diagnostics = &*aiml::jsonnet::relocate(diagnostics);
         if self.json {
             self.out(&diagnostic::render_json(diagnostics));
             return;

@@ -14,9 +14,15 @@
 //!   repository-relative, and `std.trace` prints nothing. Nothing of the process environment
 //!   reaches the evaluation, so output stays a pure function of the repository.
 //! - **Resources**: a stack of at most [`MAX_STACK`] Jsonnet frames, output of at most the
-//!   input file size limit, and a wall-clock limit ([`TIMEOUT_VAR`], default 60 s). The
-//!   evaluator cannot be interrupted, so it runs on its own thread; when the time is up the
-//!   file is reported and the thread is abandoned (the command then stops with exit 2).
+//!   input file size limit and [`MAX_DEPTH`] levels deep, and a wall-clock limit
+//!   ([`TIMEOUT_VAR`], default 60 s). Sizes are checked before large values are built (a
+//!   string doubled forty times is refused by its length, never copied).
+//! - **Isolation**: the evaluator allocates as it pleases and Rust aborts the process when an
+//!   allocation fails, so no in-process check can turn every bomb into a finding. The binary
+//!   therefore evaluates each file in a child process of itself ([`isolate`]) whose address
+//!   space is capped ([`memory_limit`]) and which is killed at the time limit; its death is a
+//!   `jsonnet-evaluation` finding naming the file. Library callers that do not opt in evaluate
+//!   on a thread of their own process, with the same checks but no memory cap.
 //!
 //! Values carry no source positions out of the evaluator, so each produced field is placed by
 //! a conservative search of the evaluated files (`locate`): a field points at the Jsonnet
@@ -40,6 +46,9 @@ use jrsonnet_stdlib::TracePrinter;
 use crate::diagnostic::Diagnostic;
 use crate::yaml::{Key, Node, Span, Value};
 
+mod isolate;
+pub use isolate::{WORKER_ARG, isolate, memory_limit, worker};
+
 /// Rule id of a Jsonnet file that does not evaluate to blueprints.
 pub const JSONNET_EVALUATION: &str = "jsonnet-evaluation";
 
@@ -55,6 +64,13 @@ pub const EXTENSION: &str = "jsonnet";
 /// Deepest Jsonnet call stack (the reference implementation's default `--max-stack`).
 pub const MAX_STACK: usize = 500;
 
+/// Deepest nesting of arrays and objects in a file's output, as for YAML blueprints.
+pub const MAX_DEPTH: usize = 64;
+
+/// What every output value costs at least against the output budget: about its size in
+/// memory, so that millions of tiny values are refused before they are built.
+const MIN_VALUE_COST: u64 = 32;
+
 /// Longest evaluation of one file: `AIML_JSONNET_TIMEOUT`, seconds. Default 60.
 pub const TIMEOUT_VAR: &str = "AIML_JSONNET_TIMEOUT";
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -64,7 +80,7 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 const THREAD_STACK: usize = 64 * 1024 * 1024;
 
 /// What Jsonnet files receive from `aiml.yaml` (`jsonnet:`), by name.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Inputs {
     /// `std.extVar(name)` as a string.
     pub ext_vars: BTreeMap<String, String>,
@@ -118,47 +134,22 @@ pub fn evaluate(
     limit: u64,
     timeout: Duration,
 ) -> Result<Evaluated, Diagnostic> {
-    let error = |message: String| {
-        let mut d = Diagnostic::error(JSONNET_EVALUATION, message);
-        d.file = display.to_string();
-        d
-    };
+    let error = |message: String| failed(display, message);
     let root = root
         .canonicalize()
         .map_err(|e| error(format!("cannot resolve the repository root: {e}")))?;
     let main = path
         .canonicalize()
         .map_err(|e| error(format!("cannot resolve `{display}`: {e}")))?;
-    let (sender, receiver) = std::sync::mpsc::channel();
     let job = Job {
         root: root.clone(),
         main,
         inputs: inputs.clone(),
         limit,
     };
-    std::thread::Builder::new()
-        .name(format!("jsonnet {display}"))
-        .stack_size(THREAD_STACK)
-        .spawn(move || {
-            // The receiver may be gone after a time-out: nothing is waiting any more.
-            let _ = sender.send(job.run());
-        })
-        .map_err(|e| error(format!("cannot start the Jsonnet evaluation: {e}")))?;
-    let outcome = match receiver.recv_timeout(timeout) {
-        Ok(outcome) => outcome,
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-            return Err(error(format!(
-                "jsonnet evaluation took longer than {} s",
-                timeout.as_secs_f64()
-            ))
-            .expected("an evaluation that ends")
-            .fix(format!(
-                "look for unbounded recursion or huge comprehensions, or raise `{TIMEOUT_VAR}`"
-            )));
-        }
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-            return Err(error("the Jsonnet evaluation stopped unexpectedly".into()));
-        }
+    let outcome = match isolate::worker_program() {
+        Some(program) => isolate::run(program, &job, timeout, display)?,
+        None => in_thread(job, timeout, display)?,
     };
     let (raw, files) = match outcome {
         Ok(done) => done,
@@ -167,6 +158,7 @@ pub fn evaluate(
     let mut imports: BTreeMap<String, String> = files;
     imports.remove(display);
     let sources = Sources::new(text, &imports);
+    remember_library_lines(display, text, &imports);
     let (documents, labels) = split(raw).map_err(|(message, field)| {
         let mut d = error(message).fix(
             "return a blueprint, a list of blueprints, or an object whose values are blueprints",
@@ -178,13 +170,56 @@ pub fn evaluate(
     })?;
     let documents = documents
         .into_iter()
-        .map(|raw| sources.node(raw, None, Span::default()))
+        .map(|raw| sources.node(raw, None, Span::default(), None))
         .collect();
     Ok(Evaluated {
         documents,
         labels,
         imports,
     })
+}
+
+/// Evaluates `job` on a thread of this process (no memory cap: see the module's notes).
+fn in_thread(job: Job, timeout: Duration, display: &str) -> Result<Outcome, Diagnostic> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name(format!("jsonnet {display}"))
+        .stack_size(THREAD_STACK)
+        .spawn(move || {
+            // The receiver may be gone after a time-out: nothing is waiting any more.
+            let _ = sender.send(job.run());
+        })
+        .map_err(|e| failed(display, format!("cannot start the Jsonnet evaluation: {e}")))?;
+    match receiver.recv_timeout(timeout) {
+        Ok(outcome) => Ok(outcome),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(timed_out(display, timeout)),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(failed(
+            display,
+            "the Jsonnet evaluation stopped unexpectedly".into(),
+        )),
+    }
+}
+
+/// A `jsonnet-evaluation` error about the file `display` as a whole.
+fn failed(display: &str, message: String) -> Diagnostic {
+    let mut d = Diagnostic::error(JSONNET_EVALUATION, message);
+    d.file = display.to_string();
+    d
+}
+
+/// The file `display` did not evaluate within `timeout`.
+fn timed_out(display: &str, timeout: Duration) -> Diagnostic {
+    failed(
+        display,
+        format!(
+            "jsonnet evaluation took longer than {} s",
+            timeout.as_secs_f64()
+        ),
+    )
+    .expected("an evaluation that ends")
+    .fix(format!(
+        "look for unbounded recursion or huge comprehensions, or raise `{TIMEOUT_VAR}`"
+    ))
 }
 
 /// The value of an evaluated file, without positions: sent across threads.
@@ -196,6 +231,70 @@ enum Raw {
     String(String),
     Array(Vec<Raw>),
     Object(Vec<(String, Raw)>),
+}
+
+// JSON between a worker and its parent; an object keeps its keys' order.
+impl serde::Serialize for Raw {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Null => serializer.serialize_unit(),
+            Self::Bool(b) => serializer.serialize_bool(*b),
+            Self::Number(n) => serializer.serialize_f64(*n),
+            Self::String(s) => serializer.serialize_str(s),
+            Self::Array(items) => serializer.collect_seq(items),
+            Self::Object(entries) => serializer.collect_map(entries.iter().map(|(k, v)| (k, v))),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Raw {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Raw;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_unit<E>(self) -> Result<Raw, E> {
+                Ok(Raw::Null)
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Raw, E> {
+                Ok(Raw::Bool(b))
+            }
+            fn visit_f64<E>(self, n: f64) -> Result<Raw, E> {
+                Ok(Raw::Number(n))
+            }
+            #[allow(clippy::cast_precision_loss)]
+            fn visit_i64<E>(self, n: i64) -> Result<Raw, E> {
+                Ok(Raw::Number(n as f64))
+            }
+            #[allow(clippy::cast_precision_loss)]
+            fn visit_u64<E>(self, n: u64) -> Result<Raw, E> {
+                Ok(Raw::Number(n as f64))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Raw, E> {
+                Ok(Raw::String(s.to_string()))
+            }
+            fn visit_string<E>(self, s: String) -> Result<Raw, E> {
+                Ok(Raw::String(s))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Raw::Array(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(Raw::Object(entries))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 /// Splits an output into blueprint documents and their labels.
@@ -237,7 +336,7 @@ fn describe(raw: &Raw) -> &'static str {
 }
 
 /// A failed evaluation, as plain data.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct Failure {
     message: String,
     /// Innermost first: (file, line, column, description).
@@ -328,7 +427,8 @@ impl Failure {
     }
 }
 
-/// Everything the evaluation thread needs, owned.
+/// Everything the evaluation needs, owned: sent to a worker process as JSON.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Job {
     root: PathBuf,
     main: PathBuf,
@@ -386,7 +486,7 @@ impl Job {
         }
         let value = jrsonnet_evaluator::apply_tla(&tla, value).map_err(convert)?;
         let mut budget = self.limit;
-        let raw = self.raw(&value, "", &mut budget)?;
+        let raw = self.raw(&value, "", 0, &mut budget)?;
         let files = read.borrow().clone();
         Ok((raw, files))
     }
@@ -467,25 +567,49 @@ impl Job {
         }
     }
 
-    /// Charges `bytes` of output to `budget`: an error once it is spent.
-    fn charge(&self, budget: &mut u64, bytes: usize, field: &str) -> Result<(), Failure> {
-        *budget = budget.saturating_sub(bytes as u64 + 2);
+    /// Charges `bytes` of output to `budget` (at least [`MIN_VALUE_COST`]): an error once it
+    /// is spent.
+    fn charge(&self, budget: &mut u64, bytes: u64, field: &str) -> Result<(), Failure> {
+        *budget = budget.saturating_sub(bytes.max(MIN_VALUE_COST));
         if *budget == 0 {
-            return Err(Failure::plain(
-                format!(
-                    "the output is larger than {} (set `{}` to raise the limit)",
-                    crate::limits::human_size(self.limit),
-                    crate::limits::MAX_FILE_SIZE_VAR
-                ),
-                field,
-                None,
-            ));
+            return Err(self.too_large(field));
         }
         Ok(())
     }
 
-    /// Forces `value` into plain data, charging its printed size to `budget`.
-    fn raw(&self, value: &Val, field: &str, budget: &mut u64) -> Result<Raw, Failure> {
+    fn too_large(&self, field: &str) -> Failure {
+        Failure::plain(
+            format!(
+                "the output is larger than {} (set `{}` to raise the limit)",
+                crate::limits::human_size(self.limit),
+                crate::limits::MAX_FILE_SIZE_VAR
+            ),
+            field,
+            Some("look for strings or arrays that grow in a loop or a comprehension"),
+        )
+    }
+
+    /// Forces `value`, `depth` levels deep in the output, into plain data, charging its size
+    /// to `budget`. Sizes are checked before anything large is built.
+    fn raw(
+        &self,
+        value: &Val,
+        field: &str,
+        depth: usize,
+        budget: &mut u64,
+    ) -> Result<Raw, Failure> {
+        if depth > MAX_DEPTH {
+            // The path is as deep as the nesting: its start tells where.
+            let shown = match field.char_indices().nth(60) {
+                Some((end, _)) => format!("{}…", &field[..end]),
+                None => field.to_string(),
+            };
+            return Err(Failure::plain(
+                format!("the output nests arrays and objects deeper than {MAX_DEPTH} levels"),
+                &shown,
+                Some("look for a function that wraps its own result without an end"),
+            ));
+        }
         let at = |key: &str| {
             if field.is_empty() {
                 key.to_string()
@@ -507,17 +631,21 @@ impl Job {
                 Raw::Number(n.get())
             }
             Val::Str(s) => {
-                let s = s.to_string();
-                self.charge(budget, s.len(), field)?;
-                Raw::String(s)
+                // A string built by concatenation knows its length before it is flattened.
+                self.charge(budget, s.len() as u64, field)?;
+                Raw::String(s.to_string())
             }
             Val::Arr(items) => {
                 self.charge(budget, 0, field)?;
+                // Every item costs at least MIN_VALUE_COST: refuse before allocating.
+                if u64::from(items.len()).saturating_mul(MIN_VALUE_COST) >= *budget {
+                    return Err(self.too_large(field));
+                }
                 let mut out = Vec::with_capacity(items.len() as usize);
                 for (i, item) in items.iter().enumerate() {
                     let path = format!("{field}[{i}]");
                     let item = item.map_err(|e| self.failure(&e).at(&path))?;
-                    out.push(self.raw(&item, &path, budget)?);
+                    out.push(self.raw(&item, &path, depth + 1, budget)?);
                 }
                 Raw::Array(out)
             }
@@ -526,13 +654,13 @@ impl Job {
                 let mut out = Vec::new();
                 for key in object.fields() {
                     let key = key.to_string();
-                    self.charge(budget, key.len(), field)?;
+                    self.charge(budget, key.len() as u64, field)?;
                     let path = at(&key);
                     let item = object
                         .get(key.as_str().into())
                         .map_err(|e| self.failure(&e).at(&path))?
                         .unwrap_or(Val::Null);
-                    let item = self.raw(&item, &path, budget)?;
+                    let item = self.raw(&item, &path, depth + 1, budget)?;
                     out.push((key, item));
                 }
                 Raw::Object(out)
@@ -712,16 +840,22 @@ impl ImportResolver for Resolver {
 }
 
 /// Where fields are defined in the evaluated files, for placing output values.
+///
+/// A value placed in a library gets a line past the end of the blueprint file: the libraries
+/// follow it, in path order, as if appended ([`relocate`] turns such a line back into the
+/// library's path and line).
 struct Sources<'a> {
-    /// Every evaluated text, the blueprint file's first (`true`).
-    texts: Vec<(bool, &'a str)>,
-    /// Field definitions by key: (in the main file?, line, column, offset, line text).
+    /// Every evaluated text, the blueprint file's first: (is it the blueprint file, the line
+    /// its first line is numbered after, text).
+    texts: Vec<(bool, u32, &'a str)>,
+    /// Field definitions by key.
     definitions: BTreeMap<String, Vec<Definition<'a>>>,
 }
 
 #[derive(Clone, Copy, Debug)]
 struct Definition<'a> {
     main: bool,
+    /// Line, numbered as in [`Sources`] (past the blueprint file's end in a library).
     line: u32,
     /// Byte offset of the line in its file.
     line_offset: usize,
@@ -734,16 +868,19 @@ struct Definition<'a> {
 impl<'a> Sources<'a> {
     fn new(main: &'a str, imports: &'a BTreeMap<String, String>) -> Self {
         let mut definitions: BTreeMap<String, Vec<Definition<'a>>> = BTreeMap::new();
-        let texts: Vec<(bool, &str)> = std::iter::once((true, main))
-            .chain(imports.values().map(|t| (false, t.as_str())))
-            .collect();
-        for &(is_main, text) in &texts {
+        let mut texts = vec![(true, 0, main)];
+        let mut base = line_count(main);
+        for text in imports.values() {
+            texts.push((false, base, text.as_str()));
+            base = base.saturating_add(line_count(text));
+        }
+        for &(is_main, base, text) in &texts {
             let mut offset = 0;
             for (index, line) in text.split_inclusive('\n').enumerate() {
                 for (key, byte) in field_definitions(line) {
                     definitions.entry(key).or_default().push(Definition {
                         main: is_main,
-                        line: u32::try_from(index + 1).unwrap_or(u32::MAX),
+                        line: base.saturating_add(u32::try_from(index + 1).unwrap_or(u32::MAX)),
                         line_offset: offset,
                         byte,
                         text: line,
@@ -756,9 +893,11 @@ impl<'a> Sources<'a> {
     }
 
     /// The node of `raw`, produced under `key` (`None`: a list item or a document), whose
-    /// parent was placed at `parent`.
-    fn node(&self, raw: Raw, key: Option<&str>, parent: Span) -> Node {
-        let placed = key.and_then(|key| locate(self, key, &raw));
+    /// parent was placed at `parent`. `library`: whether it may be placed in a library; not
+    /// under the envelope (`apiVersion`, `kind`, `metadata`), where a blueprint is named by
+    /// the line of its own file.
+    fn node(&self, raw: Raw, key: Option<&str>, parent: Span, library: Option<bool>) -> Node {
+        let placed = key.and_then(|key| locate(self, key, &raw, library.unwrap_or(false)));
         let span = match (key, placed) {
             (_, Some(span)) => span,
             // A list item is where its list was written.
@@ -773,14 +912,19 @@ impl<'a> Sources<'a> {
             Raw::Array(items) => Value::Seq(
                 items
                     .into_iter()
-                    .map(|item| self.node(item, None, span))
+                    .map(|item| self.node(item, None, span, library.or(Some(true))))
                     .collect(),
             ),
             Raw::Object(entries) => Value::Map(
                 entries
                     .into_iter()
                     .map(|(k, v)| {
-                        let node = self.node(v, Some(&k), span);
+                        // A document's fields decide for what is under them.
+                        let library = library.or(Some(!matches!(
+                            k.as_str(),
+                            "apiVersion" | "kind" | "metadata"
+                        )));
+                        let node = self.node(v, Some(&k), span, library);
                         let key_span = key_span(self, &k, node.span);
                         (
                             Key {
@@ -805,13 +949,69 @@ fn key_span(sources: &Sources<'_>, key: &str, value: Span) -> Span {
     sources
         .definitions
         .get(key)
-        .and_then(|defs| defs.iter().find(|d| d.main && d.line == value.line))
+        .and_then(|defs| defs.iter().find(|d| d.line == value.line))
         .map_or(value, |d| Span {
             line: d.line,
             column: u32::try_from(d.text[..d.byte].chars().count() + 1).unwrap_or(0),
-            offset: d.line_offset + d.byte,
+            // Offsets index the blueprint file's text only.
+            offset: if d.main { d.line_offset + d.byte } else { 0 },
             len: 0,
         })
+}
+
+/// Lines of `text` as [`Sources`] numbers them (a last line without a newline counts).
+fn line_count(text: &str) -> u32 {
+    u32::try_from(text.split_inclusive('\n').count()).unwrap_or(u32::MAX)
+}
+
+/// A library as [`Sources`] numbered its lines: (path, the line its first line is numbered
+/// after, its lines).
+type LibraryLines = (String, u32, u32);
+
+/// For each evaluated Jsonnet file (as shown), its libraries. Read by [`relocate`].
+static LIBRARY_LINES: std::sync::Mutex<BTreeMap<String, Vec<LibraryLines>>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+fn remember_library_lines(display: &str, text: &str, imports: &BTreeMap<String, String>) {
+    let mut base = line_count(text);
+    let mut lines = Vec::new();
+    for (path, import) in imports {
+        lines.push((path.clone(), base, line_count(import)));
+        base = base.saturating_add(line_count(import));
+    }
+    LIBRARY_LINES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(display.to_string(), lines);
+}
+
+/// Findings about values a Jsonnet library wrote, moved from the blueprint file (where their
+/// nodes carry lines past its end) to the library's path and line. Every finding passes
+/// through here before it is shown.
+#[must_use]
+pub fn relocate(diagnostics: &[Diagnostic]) -> std::borrow::Cow<'_, [Diagnostic]> {
+    let libraries = LIBRARY_LINES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let place = |d: &Diagnostic| {
+        libraries.get(&d.file).and_then(|lines| {
+            lines
+                .iter()
+                .find(|(_, base, count)| d.line > *base && d.line - base <= *count)
+                .map(|(path, base, _)| (path.clone(), d.line - base))
+        })
+    };
+    if !diagnostics.iter().any(|d| place(d).is_some()) {
+        return std::borrow::Cow::Borrowed(diagnostics);
+    }
+    let mut moved = diagnostics.to_vec();
+    for d in &mut moved {
+        if let Some((path, line)) = place(d) {
+            d.file = path;
+            d.line = line;
+        }
+    }
+    std::borrow::Cow::Owned(moved)
 }
 
 /// Jsonnet numbers are doubles; whole ones are integers in YAML terms.
@@ -837,12 +1037,14 @@ fn literals(raw: &Raw) -> Vec<String> {
 }
 
 /// Where the field `key` holding `raw` was written, when exactly one definition in the
-/// evaluated files can have produced it and that definition is in the blueprint file itself.
-/// A definition is `key:` (`::`, `:::`, `+:`), `'key':`, `"key":` or `key =` (a local or a
-/// named argument of the same name). With several, a scalar keeps those whose line holds its
-/// literal value. Anything else is not placed: a wrong line would mislead more than none.
-fn locate(sources: &Sources<'_>, key: &str, raw: &Raw) -> Option<Span> {
-    if let Some(span) = unique_string(sources, raw) {
+/// evaluated files can have produced it: in the blueprint file, or (when `library`) in a
+/// library whose line holds the value's literal (a library's field that takes its value from
+/// an argument was not written there). A definition is `key:` (`::`, `:::`, `+:`), `'key':`,
+/// `"key":` or `key =` (a local or a named argument of the same name). With several, a scalar
+/// keeps those whose line holds its literal value. Anything else is not placed: a wrong line
+/// would mislead more than none.
+fn locate(sources: &Sources<'_>, key: &str, raw: &Raw, library: bool) -> Option<Span> {
+    if let Some(span) = unique_string(sources, raw, library) {
         return Some(span);
     }
     let definitions = sources.definitions.get(key)?;
@@ -860,20 +1062,24 @@ fn locate(sources: &Sources<'_>, key: &str, raw: &Raw) -> Option<Span> {
     let [only] = candidates.as_slice() else {
         return None;
     };
-    if !only.main {
-        return None;
-    }
     // Point at the literal when it is on the line (what is wrong), else at the key.
     let literal = literals.iter().find_map(|l| {
         only.text[only.byte..]
             .find(l.as_str())
             .map(|b| b + only.byte)
     });
+    if !(only.main || library && literal.is_some()) {
+        return None;
+    }
     let byte = literal.unwrap_or(only.byte);
     Some(Span {
         line: only.line,
         column: u32::try_from(only.text[..byte].chars().count() + 1).unwrap_or(0),
-        offset: only.line_offset + byte,
+        offset: if only.main {
+            only.line_offset + byte
+        } else {
+            0
+        },
         len: 0,
     })
 }
@@ -892,8 +1098,9 @@ fn find_token(text: &str, literal: &str, from: usize) -> Option<usize> {
 }
 
 /// A string value whose quoted literal is written exactly once in all evaluated files, in the
-/// blueprint file: it was written there (a call's argument, a table of the fleet).
-fn unique_string(sources: &Sources<'_>, raw: &Raw) -> Option<Span> {
+/// blueprint file or (when `library`) a library: it was written there (a call's argument, a
+/// table of the fleet, a library's constant).
+fn unique_string(sources: &Sources<'_>, raw: &Raw, library: bool) -> Option<Span> {
     let Raw::String(s) = raw else {
         return None;
     };
@@ -903,19 +1110,20 @@ fn unique_string(sources: &Sources<'_>, raw: &Raw) -> Option<Span> {
     let mut found = None;
     let mut count = 0;
     for literal in literals(raw) {
-        for (main, text) in &sources.texts {
+        for &(main, base, text) in &sources.texts {
             for (offset, _) in text.match_indices(literal.as_str()) {
                 count += 1;
-                found = main.then_some((*text, offset));
+                found = (main || library).then_some((main, base, text, offset));
             }
         }
     }
-    let (text, offset) = found.filter(|_| count == 1)?;
+    let (main, base, text, offset) = found.filter(|_| count == 1)?;
     let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = u32::try_from(text[..offset].matches('\n').count() + 1).unwrap_or(0);
     Some(Span {
-        line: u32::try_from(text[..offset].matches('\n').count() + 1).unwrap_or(0),
+        line: base.saturating_add(line),
         column: u32::try_from(text[line_start..offset].chars().count() + 1).unwrap_or(0),
-        offset,
+        offset: if main { offset } else { 0 },
         len: 0,
     })
 }
@@ -969,6 +1177,44 @@ fn field_definitions(line: &str) -> Vec<(String, usize)> {
 mod tests {
     use super::*;
 
+    /// Without a worker process (library callers, the fuzz target), the checks made before
+    /// building values still turn the usual bombs into errors instead of aborts.
+    #[test]
+    fn bombs_are_refused_in_process_before_their_values_are_built() {
+        let dir = tempfile::tempdir().unwrap();
+        let bombs = [
+            (
+                "local f(n) = { a: f(n + 1) };\nf(0)\n",
+                "deeper than 64 levels",
+            ),
+            ("{ x: std.range(1, 1e8) }\n", "larger than"),
+            (
+                "local f(n) = if n == 0 then [] else [f(n - 1)];\nf(100000)\n",
+                "deeper than 64 levels",
+            ),
+            (
+                "local d(s, n) = if n == 0 then s else d(s + s, n - 1);\n{ x: d('x', 40) }\n",
+                "larger than",
+            ),
+        ];
+        for (source, why) in bombs {
+            let path = dir.path().join("bomb.jsonnet");
+            std::fs::write(&path, source).unwrap();
+            let error = evaluate(
+                dir.path(),
+                &path,
+                "bomb.jsonnet",
+                source,
+                &Inputs::default(),
+                64 << 20,
+                Duration::from_secs(60),
+            )
+            .unwrap_err();
+            assert!(error.message.contains(why), "{source}: {error:?}");
+            assert_eq!(error.file, "bomb.jsonnet");
+        }
+    }
+
     #[test]
     fn field_definitions_find_keys_of_every_form() {
         let keys = |line: &str| {
@@ -996,12 +1242,15 @@ mod tests {
             "{ model(name, topology='2x2'):: { name: name, topology: topology } }\n".to_string(),
         )]);
         let sources = Sources::new(main, &imports);
-        let span = locate(&sources, "topology", &Raw::String("4x4".into())).unwrap();
+        let span = locate(&sources, "topology", &Raw::String("4x4".into()), true).unwrap();
         assert_eq!((span.line, span.column), (4, 27));
         assert_eq!(&main[span.offset..span.offset + 5], "'4x4'");
-        // The default comes from the library: not placed in the blueprint file.
-        assert!(locate(&sources, "topology", &Raw::String("2x2".into())).is_none());
-        // Defined only in the library.
-        assert!(locate(&sources, "name", &Raw::String("a".into())).is_none());
+        // The default is written in the library: placed there, on a line past the blueprint
+        // file's five, when libraries may be pointed at.
+        let span = locate(&sources, "topology", &Raw::String("2x2".into()), true).unwrap();
+        assert_eq!((span.line, span.column), (6, 24));
+        assert!(locate(&sources, "topology", &Raw::String("2x2".into()), false).is_none());
+        // Defined only in the library, with a value the library did not write.
+        assert!(locate(&sources, "name", &Raw::String("a".into()), true).is_none());
     }
 }
