@@ -360,8 +360,12 @@ pub fn is_jsonnet(path: &Path) -> bool {
         .is_some_and(|e| e == crate::jsonnet::EXTENSION)
 }
 
+/// The rule of plain values that YAML readers take differently (`010`, `yes`): a warning.
+pub const YAML_AMBIGUOUS: &str = "yaml-ambiguous";
+
 /// Reads (see [`read_text`]) and parses one file; each malformed document becomes a
-/// `yaml-syntax` diagnostic, and the other documents are still read.
+/// `yaml-syntax` diagnostic, and the other documents are still read. Plain values that
+/// YAML readers take differently are `yaml-ambiguous` warnings.
 pub fn read_source(
     path: &Path,
     display: String,
@@ -369,6 +373,15 @@ pub fn read_source(
 ) -> Result<(SourceFile, Vec<Diagnostic>), ReadError> {
     let text = read_text(path, &display, limit)?;
     let (documents, errors) = yaml::parse_documents_lenient(&text);
+    let ambiguous =
+        yaml::ambiguous_scalars(&text, &documents)
+            .into_iter()
+            .map(|(span, field, found)| {
+                Diagnostic::warning(YAML_AMBIGUOUS, found.message)
+                    .at(display.clone(), span)
+                    .field(field)
+                    .fix(found.fix)
+            });
     let diagnostics = errors
         .into_iter()
         .map(|error| {
@@ -381,6 +394,7 @@ pub fn read_source(
             }
             d
         })
+        .chain(ambiguous)
         .collect();
     Ok((
         SourceFile {

@@ -1,0 +1,242 @@
+//! Reading input as Kubernetes does: plain scalars resolved as `sigs.k8s.io/yaml` (go-yaml
+//! v2) resolves them, the values YAML readers disagree on, control characters in every human
+//! output, and `validate -` reading standard input.
+
+mod support;
+
+use aiml::yaml::{Value, parse_documents};
+use support::TestRepo;
+
+/// An autoscaler whose `maxReplicas` is written `max`, below a `minReplicas` no form reaches:
+/// the `hpa-replica-bounds` finding quotes the maximum the rules read.
+fn autoscaler(max: &str) -> String {
+    format!(
+        "apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+  namespace: serving
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  minReplicas: 5000
+  maxReplicas: {max}
+"
+    )
+}
+
+/// The maximum the rules saw for `maxReplicas: <written>`.
+fn max_replicas_seen(written: &str) -> String {
+    let repo = TestRepo::empty();
+    repo.write("k8s/hpa.yaml", &autoscaler(written));
+    let run = repo.aiml(&["validate", "k8s/hpa.yaml"]);
+    assert_eq!(run.code, 1, "{written}: {}", run.transcript());
+    let message = run
+        .stderr
+        .lines()
+        .find(|line| line.contains("[hpa-replica-bounds]"))
+        .unwrap_or_else(|| panic!("{written}: no bounds finding: {}", run.transcript()));
+    let start = message.find("`maxReplicas` (").expect("the maximum") + "`maxReplicas` (".len();
+    message[start..].split(')').next().unwrap().to_string()
+}
+
+#[test]
+fn leading_zero_octal_is_read_as_kubectl_reads_it() {
+    assert_eq!(max_replicas_seen("010"), "8");
+}
+
+#[test]
+fn yaml_1_2_octal_is_read_as_kubectl_reads_it() {
+    assert_eq!(max_replicas_seen("0o10"), "8");
+}
+
+#[test]
+fn hexadecimal_is_read_as_kubectl_reads_it() {
+    assert_eq!(max_replicas_seen("0x1F"), "31");
+}
+
+#[test]
+fn binary_is_read_as_kubectl_reads_it() {
+    assert_eq!(max_replicas_seen("0b101"), "5");
+}
+
+#[test]
+fn underscores_are_dropped_as_kubectl_drops_them() {
+    assert_eq!(max_replicas_seen("1_000"), "1000");
+}
+
+#[test]
+fn a_plus_sign_is_read_as_kubectl_reads_it() {
+    assert_eq!(max_replicas_seen("+12"), "12");
+}
+
+#[test]
+fn a_whole_float_arrives_as_an_integer() {
+    // kubectl sends JSON: Go writes the float 1000 as `1000`.
+    assert_eq!(max_replicas_seen("1e3"), "1000");
+    assert_eq!(max_replicas_seen("12.0"), "12");
+}
+
+#[test]
+fn a_leading_zero_with_non_octal_digits_is_decimal() {
+    assert_eq!(max_replicas_seen("09"), "9");
+}
+
+/// The value of `v` in `v: <written>`, as every rule reads it.
+fn value_of(written: &str) -> Value {
+    let documents = parse_documents(&format!("v: {written}\n")).expect("parses");
+    documents[0].get("v").expect("v").value.clone()
+}
+
+#[test]
+fn floats_are_read_as_kubectl_reads_them() {
+    assert_eq!(value_of(".5"), Value::Float(0.5));
+    assert_eq!(value_of("-.5"), Value::Float(-0.5));
+    assert_eq!(value_of("1.5e3"), Value::Int(1500));
+    assert_eq!(value_of("1_000.5"), Value::Float(1000.5));
+    // Go's ParseFloat overflows: the text stays a string.
+    assert_eq!(value_of("1e400"), Value::String("1e400".into()));
+}
+
+#[test]
+fn yaml_1_1_booleans_are_booleans() {
+    for word in [
+        "y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE",
+    ] {
+        assert_eq!(value_of(word), Value::Bool(true), "{word}");
+    }
+    for word in [
+        "n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE",
+    ] {
+        assert_eq!(value_of(word), Value::Bool(false), "{word}");
+    }
+    for text in ["tRUE", "yes please", "nope"] {
+        assert_eq!(value_of(text), Value::String(text.into()), "{text}");
+    }
+}
+
+#[test]
+fn null_spellings_are_null() {
+    for word in ["~", "null", "Null", "NULL", ""] {
+        assert_eq!(value_of(word), Value::Null, "{word:?}");
+    }
+    assert_eq!(value_of("nULL"), Value::String("nULL".into()));
+}
+
+#[test]
+fn quoted_block_and_tagged_values_stay_text() {
+    assert_eq!(value_of("\"010\""), Value::String("010".into()));
+    assert_eq!(value_of("'yes'"), Value::String("yes".into()));
+    assert_eq!(value_of("!!str 0x1F"), Value::String("0x1F".into()));
+    assert_eq!(value_of("|-\n  010"), Value::String("010".into()));
+    assert_eq!(value_of(">-\n  yes"), Value::String("yes".into()));
+}
+
+#[test]
+fn keys_are_the_json_keys_kubectl_sends() {
+    let documents = parse_documents("data:\n  010: a\n  on: b\n  \"yes\": c\n").unwrap();
+    let keys: Vec<&str> = documents[0]
+        .get("data")
+        .and_then(|d| d.as_map())
+        .unwrap()
+        .iter()
+        .map(|(k, _)| k.text.as_str())
+        .collect();
+    assert_eq!(keys, ["8", "true", "yes"]);
+}
+
+#[test]
+fn a_yaml_1_1_word_where_a_string_belongs_says_what_kubectl_reads() {
+    let repo = TestRepo::empty();
+    repo.write(
+        "k8s/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: n\ndata:\n  k: \"1\"\n",
+    );
+    let run = repo.aiml(&["validate", "k8s"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("kubectl reads the unquoted `n` as the boolean `false` (YAML 1.1)"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("quote the value: `namespace: \"n\"`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn infinity_and_nan_are_refused_as_kubectl_refuses_them() {
+    for written in [".inf", "-.Inf", ".NaN"] {
+        let repo = TestRepo::empty();
+        repo.write("k8s/hpa.yaml", &autoscaler(written));
+        let run = repo.aiml(&["validate", "k8s"]);
+        assert_eq!(run.code, 2, "{written}: {}", run.transcript());
+        assert!(run.stderr.contains("[yaml-syntax]"), "{}", run.stderr);
+        assert!(run.stderr.contains("k8s/hpa.yaml:9"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("kubectl refuses the whole file"),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn values_readers_disagree_on_are_warnings_with_the_unambiguous_spelling() {
+    let repo = TestRepo::empty();
+    let text = autoscaler("010").replace("minReplicas: 5000", "minReplicas: 1")
+        + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: serving\n  labels:\n    debug: \"yes\"\ndata:\n  mode: \"0644\"\n";
+    repo.write("k8s/hpa.yaml", &text);
+    let run = repo.aiml(&["validate", "k8s"]);
+    assert_eq!(
+        run.code,
+        0,
+        "warnings never change the exit code: {}",
+        run.transcript()
+    );
+    assert!(
+        run.stderr.contains("warning[yaml-ambiguous]"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "`010` is the number 8 to kubectl and the API server, but the number 10 to YAML 1.2 readers"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("k8s/hpa.yaml:9"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("write `8`, or quote it (`\"010\"`) if you meant text"),
+        "{}",
+        run.stderr
+    );
+    // Quoted values are what they say: one warning only.
+    assert_eq!(
+        run.stderr.matches("[yaml-ambiguous]").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    let json = repo.aiml(&["validate", "-o", "json", "k8s"]);
+    let findings: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(findings[0]["rule"], "yaml-ambiguous");
+    assert_eq!(findings[0]["field"], "spec.maxReplicas");
+    assert_eq!(findings[0]["severity"], "warning");
+}
+
+#[test]
+fn blueprints_are_read_with_the_same_reader() {
+    let repo = TestRepo::new();
+    let blueprint = support::EXAMPLE.replace("name: multislice-v4-32-training", "name: no");
+    assert_ne!(blueprint, support::EXAMPLE);
+    repo.write("blueprints/multislice-v4-32-training.yaml", &blueprint);
+    let run = repo.aiml(&["validate"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(run.stderr.contains("[yaml-ambiguous]"), "{}", run.stderr);
+    assert!(run.stderr.contains("metadata.name"), "{}", run.stderr);
+}
