@@ -372,6 +372,12 @@ pub fn read_source(
     limit: u64,
 ) -> Result<(SourceFile, Vec<Diagnostic>), ReadError> {
     let text = read_text(path, &display, limit)?;
+    Ok(parse_source(text, display))
+}
+
+/// Parses a text read elsewhere (standard input) as [`read_source`] parses a file's.
+#[must_use]
+pub fn parse_source(text: String, display: String) -> (SourceFile, Vec<Diagnostic>) {
     let (documents, errors) = yaml::parse_documents_lenient(&text);
     let ambiguous =
         yaml::ambiguous_scalars(&text, &documents)
@@ -396,14 +402,14 @@ pub fn read_source(
         })
         .chain(ambiguous)
         .collect();
-    Ok((
+    (
         SourceFile {
             path: display,
             text,
             documents,
         },
         diagnostics,
-    ))
+    )
 }
 
 /// Loads every blueprint file of the repository at `root`. A repository without a

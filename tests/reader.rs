@@ -240,3 +240,124 @@ fn blueprints_are_read_with_the_same_reader() {
     assert!(run.stderr.contains("[yaml-ambiguous]"), "{}", run.stderr);
     assert!(run.stderr.contains("metadata.name"), "{}", run.stderr);
 }
+
+/// Runs the binary in `repo` with `input` on standard input (a pipe).
+fn aiml_with_stdin(
+    repo: &TestRepo,
+    args: &[&str],
+    input: &[u8],
+    env: &[(&str, &str)],
+) -> support::Run {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
+        .args(args)
+        .current_dir(repo.path())
+        .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run kubectl-aiml");
+    let mut stdin = child.stdin.take().expect("stdin");
+    // The binary may stop reading early (a refusal): a broken pipe is its answer, not ours.
+    let _ = stdin.write_all(input);
+    drop(stdin);
+    let output = child.wait_with_output().expect("wait");
+    support::Run {
+        code: output.status.code().expect("exit code"),
+        stdout: String::from_utf8(output.stdout).expect("utf-8"),
+        stderr: String::from_utf8(output.stderr).expect("utf-8"),
+    }
+}
+
+const BOUNDS: &str = include_str!("fixtures/validate/err_hpa-replica-bounds.yaml");
+
+#[test]
+fn validate_dash_reads_a_stream_from_standard_input() {
+    let repo = TestRepo::empty();
+    let run = aiml_with_stdin(&repo, &["validate", "-"], BOUNDS.as_bytes(), &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("--> <stdin>:12:16"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("12 |   maxReplicas: 2"),
+        "with the line: {}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("2 objects"), "{}", run.stderr);
+    let json = aiml_with_stdin(
+        &repo,
+        &["validate", "-o", "json", "-"],
+        BOUNDS.as_bytes(),
+        &[],
+    );
+    let findings: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(findings[0]["file"], "<stdin>");
+    assert_eq!(findings[0]["line"], 12);
+}
+
+#[cfg(unix)]
+#[test]
+fn dev_stdin_is_standard_input_too() {
+    let repo = TestRepo::empty();
+    let run = aiml_with_stdin(&repo, &["validate", "/dev/stdin"], BOUNDS.as_bytes(), &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("--> <stdin>:12:16"), "{}", run.stderr);
+}
+
+#[test]
+fn standard_input_is_bounded_like_a_file() {
+    let repo = TestRepo::empty();
+    let big = format!("{BOUNDS}\n# {}\n", "x".repeat(4096));
+    let run = aiml_with_stdin(
+        &repo,
+        &["validate", "-"],
+        big.as_bytes(),
+        &[("AIML_MAX_FILE_SIZE", "2K")],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(
+        run.stderr.contains(
+            "`<stdin>` is larger than 2 KiB (set `AIML_MAX_FILE_SIZE` to raise the limit)"
+        ),
+        "{}",
+        run.stderr
+    );
+    let twice = aiml_with_stdin(&repo, &["validate", "-", "/dev/stdin"], b"a: 1\n", &[]);
+    assert_eq!(twice.code, 2, "{}", twice.transcript());
+    assert!(
+        twice.stderr.contains("it can be read once"),
+        "{}",
+        twice.stderr
+    );
+}
+
+#[test]
+fn kustomize_output_pipes_into_validate() {
+    let repo = TestRepo::empty();
+    repo.write("k8s/hpa.yaml", BOUNDS);
+    repo.write(
+        "k8s/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- hpa.yaml\n",
+    );
+    let built = std::process::Command::new("kustomize")
+        .args(["build", "k8s"])
+        .current_dir(repo.path())
+        .output()
+        .expect("kustomize v5 is on PATH for the tests");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let run = aiml_with_stdin(&repo, &["validate", "-"], &built.stdout, &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert_eq!(
+        run.stderr.matches("[hpa-replica-bounds]").count(),
+        2,
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--> <stdin>:"), "{}", run.stderr);
+}

@@ -127,10 +127,11 @@ enum Command {
     },
     /// Validate blueprints, or any Kubernetes YAML files or folders, with every rule.
     #[command(
-        after_help = "Examples:\n  kubectl aiml validate                 # the repository's blueprints\n  kubectl aiml validate manifests/      # someone else's manifests\n  kubectl aiml validate -o json job.yaml"
+        after_help = "Examples:\n  kubectl aiml validate                 # the repository's blueprints\n  kubectl aiml validate manifests/      # someone else's manifests\n  kubectl aiml validate -o json job.yaml\n  kustomize build k8s/ | kubectl aiml validate -   # a stream on standard input"
     )]
     Validate {
-        /// Files or folders (default: the repository's blueprints).
+        /// Files or folders (default: the repository's blueprints); `-` or `/dev/stdin` reads
+        /// standard input (named `<stdin>` in findings, bounded by `AIML_MAX_FILE_SIZE`).
         paths: Vec<PathBuf>,
     },
     /// Compare the rendered objects of a git revision with the working tree (or a fresh
