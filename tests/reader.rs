@@ -361,3 +361,152 @@ fn kustomize_output_pipes_into_validate() {
     );
     assert!(run.stderr.contains("--> <stdin>:"), "{}", run.stderr);
 }
+
+/// An escape sequence, a bell, a C1 CSI, DEL and a right-to-left override.
+const HOSTILE: &str = "\u{1b}[2J\u{7}\u{9b}31m\u{7f}\u{202e}";
+
+/// Fails when `text` holds a character a terminal would act on (other than line breaks and
+/// tabs).
+fn assert_inert(what: &str, text: &str) {
+    let bad: Vec<char> = text
+        .chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}')
+        })
+        .collect();
+    assert!(bad.is_empty(), "{what}: raw {bad:?} in {text:?}");
+}
+
+/// Stages and commits every file of the work tree.
+fn commit_all(dir: &std::path::Path) {
+    let repo = git2::Repository::open(dir)
+        .or_else(|_| git2::Repository::init(dir))
+        .unwrap();
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let signature = git2::Signature::now("t", "t@example.com").unwrap();
+    let parent = repo.head().ok().map(|h| h.peel_to_commit().unwrap());
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &signature, &signature, "c", &tree, &parents)
+        .unwrap();
+}
+
+#[test]
+fn hostile_file_names_and_values_reach_no_terminal_raw() {
+    let repo = TestRepo::new();
+    // A blueprint file named with controls, and a manifest whose object name and offending
+    // line hold them (the YAML escapes make raw characters; the comment holds raw C1 and
+    // bidi characters, which YAML allows in text).
+    repo.write(&format!("blueprints/b{HOSTILE}.yaml"), support::EXAMPLE);
+    std::fs::remove_file(
+        repo.path()
+            .join("blueprints/multislice-v4-32-training.yaml"),
+    )
+    .unwrap();
+    let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"a\\e[2J\\a\\x9b\\u202e\"\n  namespace: n\ndata:\n  k: \"1\"\n";
+    repo.write(&format!("k8s/m{HOSTILE}.yaml"), manifest);
+    let runs = [
+        ("validate", repo.aiml(&["validate"])),
+        ("validate k8s", repo.aiml(&["validate", "k8s"])),
+        (
+            "validate -o json k8s",
+            repo.aiml(&["validate", "-o", "json", "k8s"]),
+        ),
+        ("blueprints", repo.aiml(&["blueprints"])),
+        (
+            "blueprints -o json",
+            repo.aiml(&["blueprints", "-o", "json"]),
+        ),
+        ("render", repo.aiml(&["render"])),
+        ("render --check", repo.aiml(&["render", "--check"])),
+        (
+            "usage error",
+            repo.aiml(&["validate", &format!("--no-such{HOSTILE}")]),
+        ),
+        (
+            "missing path",
+            repo.aiml(&["validate", &format!("k8s/none{HOSTILE}.yaml")]),
+        ),
+    ];
+    for (what, run) in &runs {
+        assert_inert(&format!("{what} stdout"), &run.stdout);
+        assert_inert(&format!("{what} stderr"), &run.stderr);
+    }
+    let (_, validate) = &runs[1];
+    assert_eq!(validate.code, 1, "{}", validate.transcript());
+    assert!(
+        validate.stderr.contains("m\\u{1b}[2J\\u{7}\\u{9b}31m"),
+        "{}",
+        validate.stderr
+    );
+    // JSON stays JSON, with the very characters as its values.
+    let (_, json) = &runs[2];
+    let findings: serde_json::Value = serde_json::from_str(&json.stdout).expect("valid JSON");
+    assert!(
+        findings.as_array().is_some_and(|a| !a.is_empty()),
+        "{}",
+        json.stdout
+    );
+    let (_, listing) = &runs[4];
+    let listing: serde_json::Value = serde_json::from_str(&listing.stdout).expect("valid JSON");
+    assert_eq!(
+        listing["blueprints"][0]["file"],
+        format!("blueprints/b{HOSTILE}.yaml"),
+        "the JSON value is the file's real name"
+    );
+    let (_, usage) = &runs[7];
+    assert_eq!(usage.code, 2, "{}", usage.transcript());
+    assert!(usage.stderr.contains("--no-such"), "{}", usage.stderr);
+    assert!(
+        usage.stderr.contains("\\u{9b}31m\\u{202e}"),
+        "{}",
+        usage.stderr
+    );
+}
+
+#[test]
+fn a_source_line_with_raw_controls_is_quoted_inert_and_aligned() {
+    let repo = TestRepo::empty();
+    repo.write(
+        "k8s/m.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: n\ndata:\n  k: 1 # \u{9b}2J\u{202e}\n",
+    );
+    let run = repo.aiml(&["validate", "k8s"]);
+    // YAML refuses a raw C1 control: the finding quotes the line it is on, one `�` for each
+    // character a terminal would act on, so the caret still points at the right column.
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert_inert("validate", &run.stderr);
+    assert!(
+        run.stderr.contains("7 |   k: 1 # \u{fffd}2J\u{fffd}"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("  |          ^"), "{}", run.stderr);
+}
+
+#[test]
+fn diff_reports_escape_object_and_file_names() {
+    let repo = TestRepo::new();
+    let render = repo.aiml(&["render"]);
+    assert_eq!(render.code, 0, "{}", render.transcript());
+    commit_all(repo.path());
+    // A hostile change to the rendered output, as a pull request could carry.
+    repo.write(
+        &format!("rendered/multislice-v4-32-training/workload/default/ConfigMap_x{HOSTILE}.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"a\\e[2J\\a\\x9b\\u202e\"\n  namespace: default\ndata:\n  k: \"\\e]0;title\\a\"\n",
+    );
+    for output in ["text", "markdown", "json"] {
+        let run = repo.aiml(&["diff", "-o", output]);
+        assert_eq!(run.code, 0, "{output}: {}", run.transcript());
+        assert!(!run.stdout.is_empty(), "{output}: {}", run.transcript());
+        assert_inert(&format!("diff -o {output} stdout"), &run.stdout);
+        assert_inert(&format!("diff -o {output} stderr"), &run.stderr);
+        if output == "json" {
+            serde_json::from_str::<serde_json::Value>(&run.stdout).expect("valid JSON");
+        }
+    }
+}
