@@ -21,10 +21,22 @@ fn main() -> ExitCode {
     cli::interrupt::install();
     let parsed = match cli::Cli::try_parse() {
         Ok(parsed) => parsed,
+        Err(error) if error.use_stderr() => {
+            // A usage error quotes the arguments, which may come from hostile file names.
+            let message = aiml::diagnostic::sanitize(&error.render().to_string(), usize::MAX);
+            #[expect(
+                clippy::print_stderr,
+                reason = "usage errors, before any printer exists"
+            )]
+            {
+                eprint!("{message}");
+            }
+            return ExitCode::from(2);
+        }
         Err(error) => {
-            // clap prints help and version to stdout (exit 0) and usage errors to stderr.
+            // Help and version, on stdout.
             let _ = error.print();
-            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+            return ExitCode::SUCCESS;
         }
     };
     match cli::run(parsed) {

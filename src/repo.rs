@@ -456,15 +456,34 @@ pub fn is_jsonnet(path: &Path) -> bool {
         .is_some_and(|e| e == crate::jsonnet::EXTENSION)
 }
 
+/// The rule of plain values that YAML readers take differently (`010`, `yes`): a warning.
+pub const YAML_AMBIGUOUS: &str = "yaml-ambiguous";
+
 /// Reads (see [`read_text`]) and parses one file; each malformed document becomes a
-/// `yaml-syntax` diagnostic, and the other documents are still read.
+/// `yaml-syntax` diagnostic, and the other documents are still read. Plain values that
+/// YAML readers take differently are `yaml-ambiguous` warnings.
 pub fn read_source(
     path: &Path,
     display: String,
     limit: u64,
 ) -> Result<(SourceFile, Vec<Diagnostic>), ReadError> {
     let text = read_text(path, &display, limit)?;
+    Ok(parse_source(text, display))
+}
+
+/// Parses a text read elsewhere (standard input) as [`read_source`] parses a file's.
+#[must_use]
+pub fn parse_source(text: String, display: String) -> (SourceFile, Vec<Diagnostic>) {
     let (documents, errors) = yaml::parse_documents_lenient(&text);
+    let ambiguous =
+        yaml::ambiguous_scalars(&text, &documents)
+            .into_iter()
+            .map(|(span, field, found)| {
+                Diagnostic::warning(YAML_AMBIGUOUS, found.message)
+                    .at(display.clone(), span)
+                    .field(field)
+                    .fix(found.fix)
+            });
     let diagnostics = errors
         .into_iter()
         .map(|error| {
@@ -477,15 +496,16 @@ pub fn read_source(
             }
             d
         })
+        .chain(ambiguous)
         .collect();
-    Ok((
+    (
         SourceFile {
             path: display,
             text,
             documents,
         },
         diagnostics,
-    ))
+    )
 }
 
 /// Loads every blueprint file of the repository at `root`. A repository without a

@@ -4,12 +4,21 @@
 //! Typed views (blueprint specs) are read from the tree by [`crate::blueprint::de`], and
 //! validation rules walk the tree directly, so both can point at a file, line and column.
 //!
-//! Parsing uses `serde-saphyr` with YAML 1.2 booleans (`yes` is a string, not `true`).
+//! Parsing uses `serde-saphyr`; plain scalars are then resolved as Kubernetes reads them
+//! (`sigs.k8s.io/yaml`, go-yaml v2: `010` is 8, `yes` is `true`, `1e3` is 1000; see
+//! `resolve`), for manifests, kustomize output, blueprints and `aiml.yaml` alike, so that a
+//! value means the same wherever it is written. [`ambiguous_scalars`] names the plain values
+//! other YAML readers take differently.
 
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
+
+mod resolve;
+
+pub use resolve::Ambiguity;
+pub(crate) use resolve::yaml_style_float;
 
 /// A position in a source text: 1-based line and column, plus the byte range of the node.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -207,7 +216,10 @@ fn options() -> serde_saphyr::Options {
     // Files are bounded by size (`limits`), so documents and nodes may be many: real manifest
     // files hold thousands of documents. Alias expansion keeps the parser's default bounds.
     serde_saphyr::options! {
+        // Plain scalars are resolved here afterwards, as Kubernetes reads them (`resolve`):
+        // the parser's own inference only matters for tagged scalars.
         strict_booleans: true,
+        non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::PassThrough,
         with_snippet: false,
         budget: serde_saphyr::budget! {
             max_documents: crate::limits::MAX_DOCUMENTS,
@@ -224,12 +236,12 @@ pub fn parse_documents(text: &str) -> Result<Vec<Node>, ParseError> {
             message: clean_message(&error.to_string()),
             span: error.location().map(|l| Span::from_location(&l)),
         })?;
-    Ok(documents
+    documents
         .into_iter()
         .flatten()
-        .map(Node::from)
-        .filter(|node| node.value != Value::Null)
-        .collect())
+        .map(|document| Node::read(text, document))
+        .filter(|node| node.as_ref().map_or(true, |node| node.value != Value::Null))
+        .collect()
 }
 
 /// Parses every document of a YAML stream, recovering from malformed documents: when the
@@ -389,31 +401,167 @@ enum Raw {
     Map(Vec<(Spanned<String>, Spanned<Raw>)>),
 }
 
-impl From<Spanned<Raw>> for Node {
-    fn from(spanned: Spanned<Raw>) -> Self {
+impl Node {
+    /// Converts the parser's tree, resolving every plain scalar as Kubernetes does
+    /// ([`resolve`]). `text` is what was parsed: a plain scalar is recognised by its source.
+    fn read(text: &str, spanned: Spanned<Raw>) -> Result<Node, ParseError> {
         let span = Span::from_location(&spanned.referenced);
+        // An alias resolves as the value it names, where that was written.
+        let source = plain_source(text, &Span::from_location(&spanned.defined));
         let value = match spanned.value {
-            Raw::Null => Value::Null,
-            Raw::Bool(b) => Value::Bool(b),
-            Raw::Int(i) => Value::Int(i),
-            Raw::Float(f) => Value::Float(f),
-            Raw::String(s) => Value::String(s),
-            Raw::Seq(items) => Value::Seq(items.into_iter().map(Node::from).collect()),
-            Raw::Map(entries) => Value::Map(
-                entries
+            Raw::Seq(items) => Value::Seq(
+                items
                     .into_iter()
-                    .map(|(k, v)| {
-                        let key = Key {
-                            span: Span::from_location(&k.referenced),
-                            text: k.value,
-                        };
-                        (key, Node::from(v))
-                    })
-                    .collect(),
+                    .map(|item| Node::read(text, item))
+                    .collect::<Result<_, _>>()?,
             ),
+            Raw::Map(entries) => {
+                let mut out = Vec::with_capacity(entries.len());
+                for (k, v) in entries {
+                    let key_span = Span::from_location(&k.referenced);
+                    let text_of_key = plain_source(text, &Span::from_location(&k.defined))
+                        .and_then(|plain| resolve::json_key(resolve::resolve(plain)))
+                        .unwrap_or(k.value);
+                    out.push((
+                        Key {
+                            span: key_span,
+                            text: text_of_key,
+                        },
+                        Node::read(text, v)?,
+                    ));
+                }
+                Value::Map(out)
+            }
+            scalar => match source {
+                Some(plain) => resolved(plain, span)?,
+                None => match scalar {
+                    Raw::Null => Value::Null,
+                    Raw::Bool(b) => Value::Bool(b),
+                    Raw::Int(i) => Value::Int(i),
+                    Raw::Float(f) if f.is_finite() => number(f),
+                    Raw::Float(_) => return Err(non_finite(spanned_text(text, span), span)),
+                    Raw::String(s) => Value::String(s),
+                    Raw::Seq(_) | Raw::Map(_) => unreachable!("collections are handled above"),
+                },
+            },
         };
-        Node { value, span }
+        Ok(Node { value, span })
     }
+}
+
+/// The value of the plain scalar `plain` (see [`resolve`]).
+fn resolved(plain: &str, span: Span) -> Result<Value, ParseError> {
+    Ok(match resolve::resolve(plain) {
+        resolve::Scalar::Null => Value::Null,
+        resolve::Scalar::Bool(b) => Value::Bool(b),
+        resolve::Scalar::Int(i) => Value::Int(i),
+        #[allow(clippy::cast_precision_loss)]
+        resolve::Scalar::Uint(u) => Value::Float(u as f64),
+        resolve::Scalar::Float(f) => number(f),
+        resolve::Scalar::NonFinite => return Err(non_finite(plain, span)),
+        resolve::Scalar::Str => Value::String(plain.to_string()),
+    })
+}
+
+/// A float as the API server receives it: Go's JSON encoder writes a whole float as an
+/// integer (`1e3` arrives as `1000`), so whole values within 64 bits are integers.
+fn number(f: f64) -> Value {
+    // 2^63: the first float outside `i64`.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    #[allow(clippy::cast_possible_truncation)]
+    if f.fract() == 0.0 && (-LIMIT..LIMIT).contains(&f) {
+        Value::Int(f as i64)
+    } else {
+        Value::Float(f)
+    }
+}
+
+/// `.inf` and `.nan` have no JSON form: `kubectl` refuses the whole file.
+fn non_finite(written: &str, span: Span) -> ParseError {
+    ParseError {
+        message: format!(
+            "`{written}` is not a finite number, which JSON cannot carry: kubectl refuses the whole file; quote it (`\"{written}\"`) if you meant text"
+        ),
+        span: Some(span),
+    }
+}
+
+fn spanned_text(text: &str, span: Span) -> &str {
+    span.offset
+        .checked_add(span.len)
+        .and_then(|end| text.get(span.offset..end))
+        .unwrap_or("")
+}
+
+/// The source of the scalar at `span` when it is plain: not quoted, not a block scalar's
+/// content, not tagged (`!!str 010` is the string it says), on one line.
+fn plain_source<'t>(text: &'t str, span: &Span) -> Option<&'t str> {
+    let source = text.get(span.offset..span.offset.checked_add(span.len)?)?;
+    if source.starts_with(['"', '\'', '*', '&', '!', '|', '>']) || source.contains(['\n', '\r']) {
+        return None;
+    }
+    // The properties and indicators before it: anchors (skipped), a tag or a block header.
+    let mut before = &text[..span.offset];
+    loop {
+        before = before.trim_end_matches([' ', '\t', '\n', '\r']);
+        let start = before
+            .rfind([' ', '\t', '\n', '\r', '[', ']', '{', '}', ','])
+            .map_or(0, |at| at + 1);
+        match before.as_bytes().get(start) {
+            Some(b'&') => before = &before[..start],
+            Some(b'!' | b'|' | b'>') => return None,
+            _ => return Some(source),
+        }
+    }
+}
+
+/// Plain scalars that YAML readers take differently (see [`resolve::ambiguity`]), in the
+/// documents parsed from `text`, with the path of each (`spec.replicas`, `data.[key]`).
+#[must_use]
+pub fn ambiguous_scalars(text: &str, documents: &[Node]) -> Vec<(Span, String, Ambiguity)> {
+    fn walk(text: &str, node: &Node, path: &mut String, out: &mut Vec<(Span, String, Ambiguity)>) {
+        match &node.value {
+            Value::Seq(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    let length = path.len();
+                    path.push_str(&format!("[{index}]"));
+                    walk(text, item, path, out);
+                    path.truncate(length);
+                }
+            }
+            Value::Map(entries) => {
+                for (key, value) in entries {
+                    let length = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(&key.text);
+                    if let Some(found) = ambiguous_at(text, key.span) {
+                        out.push((key.span, path.clone(), found));
+                    }
+                    walk(text, value, path, out);
+                    path.truncate(length);
+                }
+            }
+            _ => {
+                if let Some(found) = ambiguous_at(text, node.span) {
+                    out.push((node.span, path.clone(), found));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for document in documents {
+        walk(text, document, &mut String::new(), &mut out);
+    }
+    out
+}
+
+fn ambiguous_at(text: &str, span: Span) -> Option<Ambiguity> {
+    let source = spanned_text(text, span);
+    // Cheap first: most scalars are words no reader takes for anything else.
+    let found = resolve::ambiguity(source)?;
+    plain_source(text, &span).map(|_| found)
 }
 
 impl<'de> Deserialize<'de> for Raw {
@@ -439,10 +587,10 @@ impl<'de> Deserialize<'de> for Raw {
             fn visit_i64<E>(self, v: i64) -> Result<Raw, E> {
                 Ok(Raw::Int(v))
             }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Raw, E> {
-                i64::try_from(v)
-                    .map(Raw::Int)
-                    .map_err(|_| E::custom("integer too large"))
+            fn visit_u64<E>(self, v: u64) -> Result<Raw, E> {
+                // Above `i64`: a number all the same (plain ones are resolved again later).
+                #[allow(clippy::cast_precision_loss)]
+                Ok(i64::try_from(v).map_or(Raw::Float(v as f64), Raw::Int))
             }
             fn visit_f64<E>(self, v: f64) -> Result<Raw, E> {
                 Ok(Raw::Float(v))
@@ -487,10 +635,70 @@ mod tests {
     }
 
     #[test]
-    fn keeps_yaml_1_1_booleans_as_strings() {
-        let docs = parse_documents("a: yes\nb: true\n").unwrap();
-        assert_eq!(docs[0].get("a").unwrap().value, Value::String("yes".into()));
-        assert_eq!(docs[0].get("b").unwrap().value, Value::Bool(true));
+    fn reads_plain_scalars_as_kubernetes_does() {
+        let text = "a: yes\nb: true\nc: \"yes\"\nd: 010\ne: '010'\nf: !!str 010\ng: &x 0x1F\nh: *x\ni: |-\n  010\nj: [1e3, 0b101, 1_000, 09]\nk: 99999999999999999999\nl: 1e400\n010: key\non: key\n";
+        let docs = parse_documents(text).unwrap();
+        let value = |k: &str| docs[0].get(k).unwrap().value.clone();
+        assert_eq!(value("a"), Value::Bool(true));
+        assert_eq!(value("b"), Value::Bool(true));
+        assert_eq!(value("c"), Value::String("yes".into()));
+        assert_eq!(value("d"), Value::Int(8));
+        assert_eq!(value("e"), Value::String("010".into()));
+        assert_eq!(value("f"), Value::String("010".into()));
+        assert_eq!(value("g"), Value::Int(31));
+        assert_eq!(
+            value("h"),
+            Value::Int(31),
+            "an alias reads as what it names"
+        );
+        assert_eq!(value("i"), Value::String("010".into()));
+        let list: Vec<Value> = docs[0]
+            .get("j")
+            .unwrap()
+            .as_seq()
+            .unwrap()
+            .iter()
+            .map(|n| n.value.clone())
+            .collect();
+        assert_eq!(
+            list,
+            [
+                Value::Int(1000),
+                Value::Int(5),
+                Value::Int(1000),
+                Value::Int(9)
+            ]
+        );
+        assert_eq!(value("k"), Value::Float(1e20));
+        assert_eq!(value("l"), Value::String("1e400".into()));
+        assert_eq!(value("8"), Value::String("key".into()), "keys as JSON keys");
+        assert_eq!(value("true"), Value::String("key".into()));
+        for infinite in ["a: .inf\n", "a: -.Inf\n", "a: .nan\n", "a: !!float .inf\n"] {
+            let error = parse_documents(infinite).unwrap_err();
+            assert!(
+                error.message.contains("kubectl refuses"),
+                "{infinite}: {error:?}"
+            );
+            assert_eq!(error.span.map(|s| s.line), Some(1));
+        }
+    }
+
+    #[test]
+    fn finds_values_readers_take_differently() {
+        let text = "spec:\n  replicas: 010\n  on: \"x\"\n  quoted: \"010\"\n  tagged: !!str yes\n  list: [8, yes]\n";
+        let docs = parse_documents(text).unwrap();
+        let found: Vec<(u32, String)> = ambiguous_scalars(text, &docs)
+            .into_iter()
+            .map(|(span, path, _)| (span.line, path))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (2, "spec.replicas".to_string()),
+                (3, "spec.true".to_string()),
+                (6, "spec.list[1]".to_string())
+            ]
+        );
     }
 
     #[test]

@@ -524,9 +524,13 @@ mod tests {
     }
 
     #[test]
-    fn rejects_yaml_1_1_boolean_and_negative_count() {
-        let error = read("spec:\n  tpu: {type: x}\n  enabled: yes\n").unwrap_err();
-        assert_eq!(error.path, "spec.enabled");
+    fn reads_yaml_1_1_words_as_kubectl_does_and_rejects_negative_count() {
+        // One reader for blueprints and manifests: a plain `yes` is `true` everywhere.
+        let spec = read("spec:\n  tpu: {type: x}\n  enabled: yes\n").unwrap();
+        assert_eq!(spec.enabled, Some(true));
+        let error = read("spec:\n  tpu: {type: no}\n").unwrap_err();
+        assert_eq!(error.path, "spec.tpu.type");
+        assert_eq!(error.message, "expected a string, found a boolean");
         let error = read("spec:\n  tpu: {type: x, slices: -1}\n").unwrap_err();
         assert_eq!(error.path, "spec.tpu.slices");
         assert!(error.message.contains("out of range"), "{}", error.message);

@@ -24,6 +24,10 @@ pub const RULES: &[crate::rules::Rule] = &[
         summary: "every input file is well-formed YAML",
     },
     crate::rules::Rule {
+        id: crate::repo::YAML_AMBIGUOUS,
+        summary: "a plain value reads alike in kubectl, YAML 1.1 and YAML 1.2 readers (warning)",
+    },
+    crate::rules::Rule {
         id: "blueprint-schema",
         summary: "a blueprint has exactly the fields of its kind, each of the right type",
     },

@@ -88,7 +88,7 @@ fn source(kind: &dyn aiml::kinds::Kind) -> &str {
 /// The schema of `spec` alone (`kubectl aiml schema KIND` prints the whole document).
 pub(super) fn schema(context: &Context<'_>, kind: &str) -> anyhow::Result<Outcome> {
     let found = super::schema::kind(&context.registry, kind)?;
-    context.printer.out(&format!(
+    context.printer.out_json(&format!(
         "{}\n",
         serde_json::to_string_pretty(&found.spec_schema())?
     ));

@@ -132,10 +132,11 @@ enum Command {
     },
     /// Validate blueprints, or any Kubernetes YAML files or folders, with every rule.
     #[command(
-        after_help = "Examples:\n  kubectl aiml validate                 # the repository's blueprints\n  kubectl aiml validate manifests/      # someone else's manifests\n  kubectl aiml validate -o json job.yaml"
+        after_help = "Examples:\n  kubectl aiml validate                 # the repository's blueprints\n  kubectl aiml validate manifests/      # someone else's manifests\n  kubectl aiml validate -o json job.yaml\n  kustomize build k8s/ | kubectl aiml validate -   # a stream on standard input"
     )]
     Validate {
-        /// Files or folders (default: the repository's blueprints).
+        /// Files or folders (default: the repository's blueprints); `-` or `/dev/stdin` reads
+        /// standard input (named `<stdin>` in findings, bounded by `AIML_MAX_FILE_SIZE`).
         paths: Vec<PathBuf>,
     },
     /// Compare the rendered objects of a git revision with the working tree (or a fresh
@@ -423,17 +424,28 @@ impl Printer {
         }
     }
 
-    /// Data on stdout. A reader that stops reading (`| head`) is not an error, and never
-    /// turns findings into success: the exit code stays what the findings call for.
+    /// Data on stdout: JSON under `-o json` (see [`Printer::out_json`]), else text with
+    /// control characters escaped (the tool's own newlines and tabs kept).
     fn out(&self, text: &str) {
+        if self.json {
+            self.out_json(text);
+        } else {
+            self.write_out(&diagnostic::sanitize(text, usize::MAX));
+        }
+    }
+
+    /// JSON on stdout, whatever `-o` says (schemas): the characters a terminal would act on
+    /// become `\uXXXX` escapes, so it stays valid JSON with the same values.
+    fn out_json(&self, json: &str) {
+        self.write_out(&escape_json(json));
+    }
+
+    /// A reader that stops reading (`| head`) is not an error, and never turns findings into
+    /// success: the exit code stays what the findings call for.
+    fn write_out(&self, text: &str) {
         if self.closed.get() {
             return;
         }
-        let text = if self.json {
-            text.to_string()
-        } else {
-            diagnostic::sanitize(text, usize::MAX)
-        };
         let mut stdout = std::io::stdout().lock();
         if stdout
             .write_all(text.as_bytes())
@@ -469,14 +481,51 @@ impl Printer {
             return;
         }
         if !diagnostics.is_empty() || suppressed > 0 {
-            // Already escaped field by field; colors must survive.
-            self.err_raw(&diagnostic::render_human(diagnostics, sources, self.color));
+            // The quoted source lines keep their width (columns still point right), with
+            // each character a terminal would act on shown as `�`.
+            let sources = |file: &str| sources(file).map(|text| blank_controls(&text));
+            let rendered = diagnostic::render_human(diagnostics, &sources, self.color);
+            if self.color {
+                // Already escaped field by field; the colors must survive.
+                self.err_raw(&rendered);
+            } else {
+                self.err(&rendered);
+            }
             self.err(&format!(
                 "{}\n",
                 diagnostic::summary(diagnostics, suppressed)
             ));
         }
     }
+}
+
+/// Characters a terminal acts on or that reorder text, other than the tool's own line
+/// breaks and tabs: C0 and C1 controls, DEL, bidirectional overrides and zero-width marks.
+fn is_hostile(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with every hostile character replaced by `�`, one for one.
+fn blank_controls(text: &str) -> String {
+    text.chars()
+        .map(|c| if is_hostile(c) { '\u{fffd}' } else { c })
+        .collect()
+}
+
+/// JSON text with hostile characters as `\uXXXX` escapes. They can only stand inside strings
+/// (JSON's own whitespace is spaces and line breaks), where the escape means the same
+/// character.
+fn escape_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if is_hostile(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn outcome_of(report: &Report) -> Outcome {

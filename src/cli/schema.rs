@@ -25,7 +25,7 @@ pub(super) fn run(context: &Context<'_>, name: &str) -> anyhow::Result<Outcome> 
     let schema = document(found);
     context
         .printer
-        .out(&format!("{}\n", serde_json::to_string_pretty(&schema)?));
+        .out_json(&format!("{}\n", serde_json::to_string_pretty(&schema)?));
     Ok(Outcome::Success)
 }
 

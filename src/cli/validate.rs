@@ -35,6 +35,11 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
     for path in paths {
         files.extend(inputs(path)?);
     }
+    if files.iter().filter(|f| f.as_os_str() == STDIN_ARG).count() > 1 {
+        anyhow::bail!(
+            "standard input (`-` or `/dev/stdin`) is given more than once: it can be read once"
+        );
+    }
     // Each file is read, parsed and judged on its own, in parallel and in input order; what
     // the cross-object rules do not read is dropped with it, so that memory follows the
     // objects those rules need, not the whole tree.
@@ -177,6 +182,11 @@ fn check_file(
                 read.jsonnet,
             )
         }
+        _ if file.as_os_str() == STDIN_ARG => {
+            let (source, diagnostics) =
+                repo::parse_source(read_stdin(max_file_size)?, STDIN.into());
+            (source, diagnostics, None)
+        }
         _ => {
             let (source, diagnostics) = repo::read_source(file, display, max_file_size)?;
             (source, diagnostics, None)
@@ -301,9 +311,67 @@ fn jsonnet_root(repository: Option<&Path>, file: &Path) -> PathBuf {
     }
 }
 
-/// The input files a command-line path stands for: a folder's YAML files, or the path itself
-/// (which reading then checks is a regular file, and says what it is otherwise).
+/// The argument that stands for standard input.
+const STDIN_ARG: &str = "-";
+/// How findings name standard input.
+const STDIN: &str = "<stdin>";
+
+/// Whether `path` is standard input: `-`, or a path to the very file standard input is when
+/// that is not a regular file (`/dev/stdin`, `/dev/fd/0` on a pipe). Any other FIFO, device or
+/// socket is still refused by reading.
+fn is_stdin(path: &Path) -> bool {
+    if path.as_os_str() == STDIN_ARG {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd as _;
+        use std::os::unix::fs::MetadataExt as _;
+        // A regular file behind `/dev/stdin` (`< file.yaml`) is read as that file.
+        let Ok(named) = std::fs::metadata(path) else {
+            return false;
+        };
+        if named.is_file() || named.is_dir() {
+            return false;
+        }
+        let Ok(ours) = std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .and_then(|stdin| stdin.metadata())
+        else {
+            return false;
+        };
+        named.dev() == ours.dev() && named.ino() == ours.ino()
+    }
+    #[cfg(not(unix))]
+    false
+}
+
+/// Standard input as text, bounded like a file (`AIML_MAX_FILE_SIZE`).
+fn read_stdin(limit: u64) -> Result<String, repo::ReadError> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(repo::ReadError::TooLarge {
+            path: STDIN.into(),
+            limit,
+        });
+    }
+    String::from_utf8(bytes).map_err(|_| repo::ReadError::NotText { path: STDIN.into() })
+}
+
+/// The input files a command-line path stands for: a folder's YAML files, standard input
+/// (`-`), or the path itself (which reading then checks is a regular file, and says what it
+/// is otherwise).
 fn inputs(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    if is_stdin(path) {
+        return Ok(vec![PathBuf::from(STDIN_ARG)]);
+    }
     let metadata = std::fs::metadata(path)
         .map_err(|_| anyhow::anyhow!("no such file or folder: `{}`", path.display()))?;
     if metadata.is_dir() {

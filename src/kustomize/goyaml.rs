@@ -559,22 +559,7 @@ fn is_binary_int(s: &str) -> bool {
 
 /// go-yaml's `yamlStyleFloat`: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
 pub(crate) fn is_yaml_style_float(s: &str) -> bool {
-    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let (mantissa, exponent) = match s.find(['e', 'E']) {
-        Some(at) => (&s[..at], Some(&s[at + 1..])),
-        None => (s, None),
-    };
-    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
-    let mantissa_ok = match mantissa.split_once('.') {
-        Some(("", frac)) => !frac.is_empty() && digits(frac),
-        Some((int, frac)) => !int.is_empty() && digits(int) && digits(frac),
-        None => !mantissa.is_empty() && digits(mantissa),
-    };
-    let exponent_ok = exponent.is_none_or(|e| {
-        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
-        !e.is_empty() && digits(e)
-    });
-    mantissa_ok && exponent_ok
+    crate::yaml::yaml_style_float(s)
 }
 
 /// `strconv.ParseFloat` on text starting with `.` (go-yaml's `.` hint).

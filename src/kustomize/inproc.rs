@@ -317,21 +317,18 @@ fn to_json(text: &str, node: &Node) -> Result<Json, Unsupported> {
             let canonical = !digits.is_empty()
                 && digits.bytes().all(|b| b.is_ascii_digit())
                 && (digits == "0" || !digits.starts_with('0'));
-            if !canonical || source.parse::<i64>().ok() != Some(*i) {
+            // The reader gives a whole float (`2.0`) as the integer the API server receives.
+            #[allow(clippy::cast_precision_loss)]
+            let whole_float = plain_decimals(source).is_ok()
+                && i.unsigned_abs() < 9_000_000_000_000_000
+                && source.parse::<f64>().ok() == Some(*i as f64);
+            if !whole_float && (!canonical || source.parse::<i64>().ok() != Some(*i)) {
                 return Err(Unsupported::new("an integer not written in plain decimal"));
             }
             Json::Int(*i)
         }
         Value::Float(f) => {
-            let source = raw(text, span.offset, span.len)?;
-            let body = source.strip_prefix('-').unwrap_or(source);
-            let (whole, fraction) = body
-                .split_once('.')
-                .or_no("a float without a decimal point")?;
-            let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
-            if !digits(whole) || !digits(fraction) {
-                return Err(Unsupported::new("a float not written as plain decimals"));
-            }
+            plain_decimals(raw(text, span.offset, span.len)?)?;
             // Go's JSON encoder prints integral floats as integers, which go-yaml reads back
             // as integers.
             if f.fract() == 0.0 && f.abs() < 9.0e15 {
@@ -361,6 +358,19 @@ fn to_json(text: &str, node: &Node) -> Result<Json, Unsupported> {
             Json::Null
         }
     })
+}
+
+/// `source` is a float written as plain decimals (`-1.5`), which kustomize reads alike.
+fn plain_decimals(source: &str) -> Result<(), Unsupported> {
+    let body = source.strip_prefix('-').unwrap_or(source);
+    let (whole, fraction) = body
+        .split_once('.')
+        .or_no("a float without a decimal point")?;
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) {
+        return Err(Unsupported::new("a float not written as plain decimals"));
+    }
+    Ok(())
 }
 
 /// A string the emitter prints exactly as go-yaml v2 does.

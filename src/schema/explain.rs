@@ -14,7 +14,6 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::types::JsonType;
 use serde_json::Value as JsonValue;
 
-use super::instance::kubectl_bool;
 use super::rule;
 use super::store::{Compiled, Deprecation};
 use super::versions::Removed;
@@ -494,7 +493,7 @@ impl<'r, 'a> Violation<'r, 'a> {
         let expected_text = nouns.join(" or ");
         let written = self.report.written(node);
         let field = self.field();
-        let message = match kubectl_bool(node) {
+        let message = match yaml_1_1_word(node, &written) {
             Some(b) => format!(
                 "`{field}` must be {expected_text}, but kubectl reads the unquoted `{written}` as the boolean `{b}` (YAML 1.1)"
             ),
@@ -509,12 +508,10 @@ impl<'r, 'a> Violation<'r, 'a> {
             .expected(expected_text);
         let wants_string = wants.contains(&JsonType::String);
         // Quoting helps where any string is welcome, or a number where a quantity is.
-        let quoting_helps = match (&node.value, &hint) {
-            (Value::Int(_) | Value::Float(_), _) => true,
-            (Value::Bool(_), None) => true,
-            (Value::String(_), None) => kubectl_bool(node).is_some(),
-            _ => false,
-        };
+        let quoting_helps = matches!(
+            (&node.value, &hint),
+            (Value::Int(_) | Value::Float(_), _) | (Value::Bool(_), None)
+        );
         if wants_string && quoting_helps {
             d = d.fix(format!("quote the value: `{}\"{written}\"`", self.lead()));
         } else if !wants_string
@@ -947,13 +944,27 @@ fn type_noun(t: JsonType) -> &'static str {
     }
 }
 
+/// The boolean of a YAML 1.1 word (`on`, `no`) kubectl reads where it was written plain.
+fn yaml_1_1_word(node: &Node, written: &str) -> Option<bool> {
+    match node.value {
+        Value::Bool(b)
+            if !matches!(
+                written,
+                "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
+            ) =>
+        {
+            Some(b)
+        }
+        _ => None,
+    }
+}
+
 fn found_noun(node: &Node) -> &'static str {
     match &node.value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
         Value::Int(_) => "an integer",
         Value::Float(_) => "a number",
-        Value::String(_) if kubectl_bool(node).is_some() => "a boolean",
         Value::String(_) => "a string",
         Value::Seq(_) => "a list",
         Value::Map(_) => "a mapping",

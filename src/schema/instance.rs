@@ -5,12 +5,9 @@
 //! instance (a conversion to `serde_json::Value` would copy every key and string of every
 //! object). Only error reporting, a cold path, builds `serde_json::Value`s.
 //!
-//! The tree is read as `kubectl` reads YAML, which is YAML 1.1 (go-yaml v2 via
-//! `sigs.k8s.io/yaml`), while our parser is YAML 1.2: a *plain* (unquoted) `yes`, `no`, `on`,
-//! `off`, `y`, `n` (and their capitalised forms) is a string to us but a boolean to kubectl,
-//! and the API server then rejects it wherever a string is expected. Such scalars are seen here
-//! as booleans, so the checker agrees with what `kubectl apply` would send. Plain means the
-//! node's source text is exactly its value (a quoted scalar's span includes the quotes).
+//! The tree already holds what `kubectl` reads (the YAML reader resolves plain scalars as
+//! go-yaml v2 does: a plain `on` is a boolean), so the checker agrees with what
+//! `kubectl apply` would send.
 
 use std::borrow::Cow;
 
@@ -26,35 +23,6 @@ pub(crate) struct Yaml;
 /// One node of the tree, as `jsonschema` sees it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct At<'a>(pub(crate) &'a Node);
-
-/// The value YAML 1.1 (kubectl) gives a plain scalar that YAML 1.2 reads as the string `text`,
-/// when the two disagree: the go-yaml v2 boolean words.
-#[must_use]
-pub(crate) fn yaml11_bool(text: &str) -> Option<bool> {
-    match text {
-        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "true" | "True" | "TRUE" => {
-            Some(true)
-        }
-        "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" | "false" | "False" | "FALSE" => {
-            Some(false)
-        }
-        _ => None,
-    }
-}
-
-/// Whether a string node was written plain (no quotes, not a block scalar of other text).
-fn is_plain(text: &str, span: Span) -> bool {
-    span.len == text.len()
-}
-
-/// The boolean kubectl reads for `node`, when our parser read a string.
-#[must_use]
-pub(crate) fn kubectl_bool(node: &Node) -> Option<bool> {
-    match &node.value {
-        Value::String(text) if is_plain(text, node.span) => yaml11_bool(text),
-        _ => None,
-    }
-}
 
 impl Json for Yaml {
     type Node<'a> = At<'a>;
@@ -78,11 +46,7 @@ impl Json for Yaml {
     ) -> T {
         let node = buffer.insert(Node {
             value: Value::String(string.to_owned()),
-            // A quoted scalar's length: never read as a YAML 1.1 boolean.
-            span: Span {
-                len: string.len() + 2,
-                ..Span::default()
-            },
+            span: Span::default(),
         });
         f(At(node))
     }
@@ -171,7 +135,7 @@ impl<'a> JsonNode<'a, Yaml> for At<'a> {
 
     fn as_string(&self) -> Option<Cow<'a, str>> {
         match &self.0.value {
-            Value::String(text) if kubectl_bool(self.0).is_none() => Some(Cow::Borrowed(text)),
+            Value::String(text) => Some(Cow::Borrowed(text)),
             _ => None,
         }
     }
@@ -187,7 +151,7 @@ impl<'a> JsonNode<'a, Yaml> for At<'a> {
     fn as_boolean(&self) -> Option<bool> {
         match self.0.value {
             Value::Bool(b) => Some(b),
-            _ => kubectl_bool(self.0),
+            _ => None,
         }
     }
 
@@ -204,7 +168,6 @@ impl<'a> JsonNode<'a, Yaml> for At<'a> {
             Value::Null => JsonType::Null,
             Value::Bool(_) => JsonType::Boolean,
             Value::Int(_) | Value::Float(_) => JsonType::Number,
-            Value::String(_) if kubectl_bool(self.0).is_some() => JsonType::Boolean,
             Value::String(_) => JsonType::String,
             Value::Seq(_) => JsonType::Array,
             Value::Map(_) => JsonType::Object,
@@ -275,7 +238,7 @@ impl<'a> Array<'a, Yaml> for Items<'a> {
     }
 }
 
-/// The node as JSON, as kubectl would send it (YAML 1.1 booleans included). Cold path only.
+/// The node as JSON, as kubectl would send it. Cold path only.
 #[must_use]
 pub(crate) fn to_json(node: &Node) -> JsonValue {
     match &node.value {
@@ -285,10 +248,7 @@ pub(crate) fn to_json(node: &Node) -> JsonValue {
         Value::Float(f) => {
             serde_json::Number::from_f64(*f).map_or(JsonValue::Null, JsonValue::Number)
         }
-        Value::String(text) => match kubectl_bool(node) {
-            Some(b) => JsonValue::Bool(b),
-            None => JsonValue::String(text.clone()),
-        },
+        Value::String(text) => JsonValue::String(text.clone()),
         Value::Seq(items) => JsonValue::Array(items.iter().map(to_json).collect()),
         Value::Map(entries) => JsonValue::Object(
             entries
@@ -320,13 +280,13 @@ mod tests {
     fn validates_the_tree_in_place() {
         let schema = serde_json::json!({
             "type": "object",
-            "properties": {"n": {"type": "integer"}, "s": {"type": "string"}},
+            "properties": {"num": {"type": "integer"}, "s": {"type": "string"}},
             "additionalProperties": false
         });
         let validator = jsonschema::options_for::<Yaml>().build(&schema).unwrap();
-        let good = parse_documents("n: 2.0\ns: \"yes\"\n").unwrap();
+        let good = parse_documents("num: 2.0\ns: \"yes\"\n").unwrap();
         assert!(validator.is_valid(At(&good[0])));
-        let bad = parse_documents("n: 2.5\ns: yes\nx: 1\n").unwrap();
+        let bad = parse_documents("num: 2.5\ns: yes\nx: 1\n").unwrap();
         let errors: Vec<String> = validator
             .iter_errors(At(&bad[0]))
             .map(|e| format!("{}: {e}", e.instance_path()))

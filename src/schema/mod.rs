@@ -30,9 +30,9 @@
 //! the template's labels), integer ranges of `format: int32`/`int64`, and list-map key
 //! uniqueness (`x-kubernetes-list-map-keys`).
 //!
-//! YAML: our parser reads YAML 1.2, kubectl YAML 1.1. A plain `yes`/`no`/`on`/`off`/`y`/`n`
-//! is a string to us and a boolean to kubectl; the checker reads it as kubectl does, so an
-//! unquoted `on` where a string is expected (a label value) is a finding that says so.
+//! YAML: the tree holds what kubectl reads (YAML 1.1 resolution, see [`crate::yaml`]), so an
+//! unquoted `on` where a string is expected (a label value) is a boolean, and a finding that
+//! says so.
 
 mod embedded;
 mod explain;
