@@ -316,12 +316,19 @@ const STDIN_ARG: &str = "-";
 /// How findings name standard input.
 const STDIN: &str = "<stdin>";
 
-/// Whether `path` is standard input: `-`, or a path to the very file standard input is when
-/// that is not a regular file (`/dev/stdin`, `/dev/fd/0` on a pipe). Any other FIFO, device or
-/// socket is still refused by reading.
+/// The names of standard input on Unix systems.
+const STDIN_PATHS: [&str; 3] = ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
+
+/// Whether `path` is standard input: `-`, or one of its names (`/dev/stdin`, `/dev/fd/0`) when
+/// standard input is not a regular file (a pipe). Any other FIFO, device or socket is still
+/// refused by reading, even when standard input happens to be that very file (`validate
+/// /dev/null` with standard input from `/dev/null`).
 fn is_stdin(path: &Path) -> bool {
     if path.as_os_str() == STDIN_ARG {
         return true;
+    }
+    if !STDIN_PATHS.iter().any(|name| path == Path::new(name)) {
+        return false;
     }
     #[cfg(unix)]
     {
