@@ -84,3 +84,39 @@ fn repeated_findings_are_summarised_for_people_and_kept_in_json() {
     let findings: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(findings.as_array().unwrap().len(), 1_000);
 }
+
+const CLUSTER_QUEUE: &str = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: NAME\nspec:\n  namespaceSelector: {}\n";
+const LOCAL_QUEUE: &str = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: jobs\n  namespace: team\nspec:\n  clusterQueue: shared\n";
+
+/// Two environments' trees with the same object names are different clusters: each is
+/// checked against its own objects, so prod's queue cannot be satisfied by dev's
+/// ClusterQueue (the cross-object rules used to compare every object with every other).
+#[test]
+fn environments_repeating_names_are_checked_apart() {
+    let repo = TestRepo::new();
+    repo.write(
+        "envs/dev/queues.yaml",
+        &format!(
+            "{}---\n{LOCAL_QUEUE}",
+            CLUSTER_QUEUE.replace("NAME", "shared")
+        ),
+    );
+    repo.write(
+        "envs/prod/queues.yaml",
+        &format!(
+            "{}---\n{LOCAL_QUEUE}",
+            CLUSTER_QUEUE.replace("NAME", "other")
+        ),
+    );
+    let run = repo.aiml(&["-o", "json", "validate", "envs"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let findings: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let missing: Vec<&str> = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "kueue-clusterqueue-missing")
+        .map(|f| f["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(missing, ["envs/prod/queues.yaml"], "{}", run.stdout);
+}
