@@ -309,8 +309,42 @@ pub fn sanitize(text: &str, max: usize) -> String {
 /// Looks up the text of a file by its display path, for snippets.
 pub type SourceLookup<'a> = dyn Fn(&str) -> Option<String> + 'a;
 
+/// How many findings of one rule human output shows in full; the others are counted in one
+/// line. A hostile or generated input can repeat a finding a hundred thousand times, which
+/// nobody reads; `-o json` keeps every finding for tools.
+pub const SHOWN_PER_RULE: usize = 20;
+
+/// A file's text with where each line starts, looked up once per file (not per finding: a
+/// stream's findings would otherwise cost its length each).
+struct Lines {
+    text: String,
+    starts: Vec<usize>,
+}
+
+impl Lines {
+    fn new(text: String) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Self { text, starts }
+    }
+
+    /// Line `number` (1-based) without its line break.
+    fn line(&self, number: u32) -> Option<&str> {
+        let index = usize::try_from(number.checked_sub(1)?).ok()?;
+        let start = *self.starts.get(index)?;
+        let end = self
+            .starts
+            .get(index + 1)
+            .map_or(self.text.len(), |next| next - 1);
+        let line = self.text.get(start..end)?;
+        Some(line.strip_suffix('\r').unwrap_or(line))
+    }
+}
+
 /// Renders findings for people: one block each, with the offending line when the source is
-/// known, then a summary line. `color` selects ANSI styling.
+/// known; past [`SHOWN_PER_RULE`] findings of a rule, one line counts the rest. `color`
+/// selects ANSI styling.
 #[must_use]
 pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, color: bool) -> String {
     let renderer = if color {
@@ -319,7 +353,18 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, colo
         Renderer::plain()
     };
     let mut out = String::new();
+    let mut per_rule: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    let mut files: std::collections::HashMap<&str, Option<Lines>> =
+        std::collections::HashMap::new();
     for d in diagnostics {
+        let seen = per_rule.entry(d.rule.as_str()).or_default();
+        *seen += 1;
+        if *seen > SHOWN_PER_RULE {
+            continue;
+        }
+        let lines = files
+            .entry(d.file.as_str())
+            .or_insert_with(|| sources(&d.file).map(Lines::new));
         let d = &d.printable();
         let level = match d.severity {
             Severity::Error => Level::ERROR,
@@ -335,10 +380,9 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, colo
         if let Some(expected) = &d.expected {
             notes.push(format!("expected: {expected}"));
         }
-        let text = sources(&d.file);
-        let line_text = text
-            .as_deref()
-            .and_then(|text| text.lines().nth(d.line.checked_sub(1)? as usize))
+        let line_text = lines
+            .as_ref()
+            .and_then(|lines| lines.line(d.line))
             // A very long line (minified input) would flood the terminal; the notes say enough.
             .filter(|line| line.len() <= 500)
             // The line is shown, never what it leaks: credentials in it are masked.
@@ -382,6 +426,14 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, colo
         let report: [Group<'_>; 1] = [group];
         out.push_str(&renderer.render(&report));
         out.push_str("\n\n");
+    }
+    for (rule, seen) in per_rule {
+        if let Some(more) = seen.checked_sub(SHOWN_PER_RULE).filter(|more| *more > 0) {
+            out.push_str(&format!(
+                "… and {more} more `{}` findings (`-o json` lists every finding)\n",
+                sanitize(rule, 100)
+            ));
+        }
     }
     out
 }
@@ -520,6 +572,43 @@ mod tests {
             assert!(text.len() < 2_000, "{} bytes", text.len());
             assert!(text.contains("more characters"), "{text}");
         }
+    }
+
+    #[test]
+    fn a_stream_of_findings_reads_its_file_once_and_shows_a_few_per_rule() {
+        // One finding per line of a long file: looking the file up (a copy of its text) and
+        // walking to the line for each finding made printing quadratic.
+        let count = 5_000;
+        let text = "x: 1\n".repeat(count);
+        let findings: Vec<Diagnostic> = (1..=count)
+            .map(|line| {
+                let span = Span {
+                    line: u32::try_from(line).unwrap(),
+                    column: 1,
+                    ..Span::default()
+                };
+                Diagnostic::warning("not-an-object", "skipped").at("big.yaml", span)
+            })
+            .collect();
+        let lookups = std::cell::Cell::new(0);
+        let lookup = |_: &str| {
+            lookups.set(lookups.get() + 1);
+            Some(text.clone())
+        };
+        let out = render_human(&findings, &lookup, false);
+        assert_eq!(lookups.get(), 1);
+        assert_eq!(
+            out.matches("warning[not-an-object]").count(),
+            SHOWN_PER_RULE
+        );
+        let more = count - SHOWN_PER_RULE;
+        assert!(
+            out.ends_with(&format!(
+                "… and {more} more `not-an-object` findings (`-o json` lists every finding)\n"
+            )),
+            "{out}"
+        );
+        assert!(out.contains("20 | x: 1"), "{out}");
     }
 
     #[test]

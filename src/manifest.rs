@@ -81,6 +81,13 @@ pub enum SplitError {
     /// A document is not a Kubernetes object.
     #[error("kustomize printed a document without apiVersion, kind and metadata.name:\n{0}")]
     NotAnObject(String),
+    /// More documents than one file may hold ([`crate::limits::MAX_DOCUMENTS`]), the limit
+    /// every YAML stream the tool reads has.
+    #[error(
+        "kustomize printed more than {} documents (a limit that protects against hostile input); nothing was written",
+        crate::limits::MAX_DOCUMENTS
+    )]
+    TooManyDocuments,
     /// Two objects would land in the same file.
     #[error("two objects map to the same rendered file `{0}`")]
     Duplicate(String),
@@ -157,8 +164,12 @@ fn escape(text: &str) -> String {
 /// Splits kustomize output into manifests, sorted by path. Kustomize separates documents
 /// with a `---` line; every document is a mapping, so the separator never occurs inside one.
 pub fn split(output: &str) -> Result<Vec<Manifest>, SplitError> {
+    let chunks = documents(output);
+    if chunks.len() > crate::limits::MAX_DOCUMENTS {
+        return Err(SplitError::TooManyDocuments);
+    }
     let mut manifests = Vec::new();
-    for chunk in documents(output) {
+    for chunk in chunks {
         let mut nodes = yaml::parse_documents(&chunk).map_err(SplitError::Parse)?;
         let Some(node) = nodes.pop().filter(|_| nodes.is_empty()) else {
             return Err(SplitError::NotAnObject(crate::diagnostic::sanitize(
@@ -287,6 +298,15 @@ pub fn id_from_path(path: &str) -> Option<ObjectRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kustomize_output_keeps_the_document_limit() {
+        let over = crate::limits::MAX_DOCUMENTS + 1;
+        let output: String = (0..over)
+            .map(|i| format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n"))
+            .collect();
+        assert!(matches!(split(&output), Err(SplitError::TooManyDocuments)));
+    }
 
     #[test]
     fn splits_and_places_objects() {

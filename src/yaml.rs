@@ -206,6 +206,18 @@ pub struct ParseError {
     pub span: Option<Span>,
 }
 
+impl ParseError {
+    /// Whether the stream broke a limit ([`crate::limits::MAX_DOCUMENTS`], nodes, nesting,
+    /// aliases) rather than YAML's grammar: such a stream is refused whole, never read in parts.
+    #[must_use]
+    pub fn is_limit(&self) -> bool {
+        self.message.ends_with(LIMIT_NOTE)
+    }
+}
+
+/// Ends every message about a broken limit (see [`ParseError::is_limit`]).
+const LIMIT_NOTE: &str = "(a limit that protects against hostile input)";
+
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
@@ -250,14 +262,25 @@ pub fn parse_documents(text: &str) -> Result<Vec<Node>, ParseError> {
 /// others are still read. Spans stay relative to the whole text.
 #[must_use]
 pub fn parse_documents_lenient(text: &str) -> (Vec<Node>, Vec<ParseError>) {
-    match parse_documents(text) {
+    let error = match parse_documents(text) {
         Ok(documents) => return (documents, Vec::new()),
-        Err(error) if document_chunks(text).len() < 2 => return (Vec::new(), vec![error]),
-        Err(_) => {}
+        Err(error) => error,
+    };
+    // A stream over a limit is refused whole: reading its documents one by one would lift
+    // the limit (and the cost) it exists for.
+    if error.is_limit() {
+        return (Vec::new(), vec![error]);
+    }
+    let chunks = document_chunks(text);
+    if chunks.len() < 2 {
+        return (Vec::new(), vec![error]);
+    }
+    if let Some(first_over) = chunks.get(crate::limits::MAX_DOCUMENTS) {
+        return (Vec::new(), vec![too_many_documents(first_over)]);
     }
     let mut documents = Vec::new();
     let mut errors = Vec::new();
-    for chunk in document_chunks(text) {
+    for chunk in chunks {
         let part = &text[chunk.offset..chunk.end];
         match parse_documents(part) {
             Ok(parsed) => documents.extend(parsed.into_iter().map(|mut node| {
@@ -273,6 +296,23 @@ pub fn parse_documents_lenient(text: &str) -> (Vec<Node>, Vec<ParseError>) {
         }
     }
     (documents, errors)
+}
+
+/// The error for a stream of more than [`crate::limits::MAX_DOCUMENTS`] documents, at the
+/// first one over.
+fn too_many_documents(first_over: &Chunk) -> ParseError {
+    ParseError {
+        message: format!(
+            "more than {} documents in one file {LIMIT_NOTE}",
+            crate::limits::MAX_DOCUMENTS
+        ),
+        span: Some(Span {
+            line: first_over.line.saturating_add(1),
+            column: 1,
+            offset: first_over.offset,
+            len: 0,
+        }),
+    }
 }
 
 /// Where one document of a stream starts (its `---` line, if any) and ends.
@@ -382,7 +422,7 @@ fn clean_message(message: &str) -> String {
         } else {
             "the file is too large or too complex to read".to_string()
         };
-        return format!("{what} (a limit that protects against hostile input)");
+        return format!("{what} {LIMIT_NOTE}");
     }
     if first.contains("recursive references") {
         return "an alias refers to the value that contains it (a recursive alias)".to_string();
@@ -743,6 +783,27 @@ mod tests {
                 "{message}"
             );
         }
+    }
+
+    #[test]
+    fn a_stream_over_the_document_limit_is_never_read_in_parts() {
+        let over = crate::limits::MAX_DOCUMENTS + 1;
+        // Over the limit: refused whole, not recovered document by document.
+        let (documents, errors) = parse_documents_lenient(&"---\n{}\n".repeat(over));
+        assert!(documents.is_empty());
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].is_limit(), "{}", errors[0].message);
+        // A malformed document among them does not open the way around the limit.
+        let text = format!("a: [\n{}", "---\nb: 1\n".repeat(over));
+        let (documents, errors) = parse_documents_lenient(&text);
+        assert!(documents.is_empty());
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].is_limit(), "{}", errors[0].message);
+        // At the limit, a broken document is still reported alone.
+        let text = format!("a: [\n{}", "---\nb: 1\n".repeat(1_000));
+        let (documents, errors) = parse_documents_lenient(&text);
+        assert_eq!((documents.len(), errors.len()), (1_000, 1));
+        assert!(!errors[0].is_limit());
     }
 
     #[test]

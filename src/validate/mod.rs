@@ -27,6 +27,7 @@ mod layering;
 // Also read by `gitops::impact`, to count the accelerators of node pools and workloads.
 pub(crate) mod model;
 mod rules;
+mod scope;
 
 use crate::diagnostic::{self, Diagnostic, ObjectRef};
 use crate::yaml::Node;
@@ -252,23 +253,33 @@ pub fn check_each(object: &Object<'_>) -> Vec<Diagnostic> {
 }
 
 /// The rules that judge objects together (pods against node pools, Kueue references and
-/// quota, autoscalers). They read only objects that [`applies_to`] names.
+/// quota, autoscalers). They read only objects that [`applies_to`] names, and compare only
+/// objects that can be on one cluster: a set that holds the same object twice is split by
+/// folder, then file, until it does not (the `scope` module says how).
 #[must_use]
 pub fn check_together(objects: &[Object<'_>]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let pools = model::nodepool::pools(objects);
-    let groups = model::pod_groups(objects, &pools);
-    rules::tpu::check(&groups, &mut out);
-    rules::jobset::check(&groups, &mut out);
-    rules::placement::check(&groups, &pools, &mut out);
-    rules::gpu::check(&groups, &mut out);
-    rules::nodepool::check(&pools, &mut out);
-    rules::cross::check(&groups, &pools, &mut out);
-    rules::kueue::check(objects, &groups, &mut out);
-    let autoscalers = model::autoscaler::autoscalers(objects);
-    rules::autoscaling::check(&autoscalers, &groups, &pools, &mut out);
+    for members in scope::scopes(objects) {
+        let set: Vec<Object<'_>> = members.into_iter().map(|i| objects[i].clone()).collect();
+        check_scope(&set, &mut out);
+    }
     diagnostic::sort(&mut out);
     out
+}
+
+/// Every cross-object rule over one scope's objects.
+fn check_scope(objects: &[Object<'_>], out: &mut Vec<Diagnostic>) {
+    let pools = model::nodepool::pools(objects);
+    let groups = model::pod_groups(objects, &pools);
+    rules::tpu::check(&groups, out);
+    rules::jobset::check(&groups, out);
+    rules::placement::check(&groups, &pools, out);
+    rules::gpu::check(&groups, out);
+    rules::nodepool::check(&pools, out);
+    rules::cross::check(&groups, &pools, out);
+    rules::kueue::check(objects, &groups, out);
+    let autoscalers = model::autoscaler::autoscalers(objects);
+    rules::autoscaling::check(&autoscalers, &groups, &pools, out);
 }
 
 #[cfg(test)]
