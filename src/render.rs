@@ -381,10 +381,15 @@ fn stage_sync(
     if loaded.settings.wiring().is_none() {
         return Ok((false, false));
     }
+    // By name: a scan of `rendered` per blueprint would cost a fleet the square of its size.
+    let rendered: BTreeMap<&str, &sync::Roots> = rendered
+        .iter()
+        .map(|b| (b.name.as_str(), &b.roots))
+        .collect();
     let mut roots: BTreeMap<String, sync::Roots> = BTreeMap::new();
     for name in repository.keys() {
-        if let Some(result) = rendered.iter().find(|b| &b.name == name) {
-            roots.insert(name.clone(), result.roots.clone());
+        if let Some(rendered) = rendered.get(name.as_str()) {
+            roots.insert(name.clone(), (*rendered).clone());
             continue;
         }
         let dir = root.join(RENDERED_DIR).join(name);
@@ -810,14 +815,17 @@ fn collisions(
                 .push((blueprint, id));
         }
     }
+    // By name, for as many collisions as objects.
+    let read: BTreeMap<&str, &Read<'_>> = read.iter().map(|r| (r.blueprint.name, r)).collect();
+    let rendered: BTreeSet<&str> = rendered.iter().map(|b| b.name.as_str()).collect();
     let mut diagnostics = Vec::new();
     for owners in owners.values().filter(|owners| owners.len() > 1) {
         for (blueprint, id) in owners {
             // Report on blueprints rendered now; the others are reported when they render.
-            let Some(read) = read.iter().find(|r| r.blueprint.name == *blueprint) else {
+            let Some(read) = read.get(blueprint) else {
                 continue;
             };
-            if !rendered.iter().any(|b| b.name == *blueprint) {
+            if !rendered.contains(blueprint) {
                 continue;
             }
             let others: Vec<String> = owners
