@@ -344,7 +344,9 @@ pub fn read_text(path: &Path, display: &str, limit: u64) -> Result<String, ReadE
             limit,
         });
     }
-    let mut bytes = Vec::new();
+    // Sized for the file (bounded by the limit above): one read, no regrowth, for each of
+    // the tens of thousands of files a `validate` of a fleet reads.
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0) + 1);
     // The file may grow between the check and the read.
     fs_err::File::open(path)?
         .take(limit.saturating_add(1))
