@@ -60,6 +60,18 @@ impl Default for Checks<'static> {
     }
 }
 
+/// What a build does with the objects it renders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Stages them (and the overlays) for the swap or the comparison, unless the repository
+    /// already holds exactly them: `render`, `render --check`, `diff --render`.
+    Stage,
+    /// Judges them only: `validate`, which needs the findings and nothing on disk. Writing
+    /// (or comparing) hundreds of thousands of files a fleet renders only to delete them
+    /// cost it more than a render; the overlays are still written, for kustomize to read.
+    FindingsOnly,
+}
+
 /// Reports how far phase 2 is: the CLI draws a progress bar for fleets on a terminal.
 pub trait Progress: Sync {
     /// Phase 2 starts on `total` blueprints.
@@ -263,6 +275,7 @@ pub fn build(
     cache: Option<&Cache>,
     root: &Path,
     staging: &Path,
+    output: Output,
     progress: &dyn Progress,
 ) -> Result<Report, RenderError> {
     let mut report = Report {
@@ -324,6 +337,7 @@ pub fn build(
                 checks,
                 root,
                 staging,
+                output,
                 stage_all,
             )?;
             if let (Some(cache), Some(key)) = (cache, key) {
@@ -360,6 +374,7 @@ pub fn build(
         &report.blueprints,
         root,
         staging,
+        output,
         stage_all,
     )?;
     diagnostic::sort(&mut report.diagnostics);
@@ -376,15 +391,21 @@ fn stage_sync(
     rendered: &[BlueprintResult],
     root: &Path,
     staging: &Path,
+    output: Output,
     stage_all: bool,
 ) -> Result<(bool, bool), RenderError> {
     if loaded.settings.wiring().is_none() {
         return Ok((false, false));
     }
+    // By name: a scan of `rendered` per blueprint would cost a fleet the square of its size.
+    let rendered: BTreeMap<&str, &sync::Roots> = rendered
+        .iter()
+        .map(|b| (b.name.as_str(), &b.roots))
+        .collect();
     let mut roots: BTreeMap<String, sync::Roots> = BTreeMap::new();
     for name in repository.keys() {
-        if let Some(result) = rendered.iter().find(|b| &b.name == name) {
-            roots.insert(name.clone(), result.roots.clone());
+        if let Some(rendered) = rendered.get(name.as_str()) {
+            roots.insert(name.clone(), (*rendered).clone());
             continue;
         }
         let dir = root.join(RENDERED_DIR).join(name);
@@ -403,6 +424,9 @@ fn stage_sync(
         return Ok((false, false));
     };
     let contents = || files.iter().map(|(p, c)| (p.as_str(), c.as_bytes()));
+    if output == Output::FindingsOnly {
+        return Ok((true, false));
+    }
     let source = crate::settings::SETTINGS_FILE;
     let current = root.join(RENDERED_DIR).join(sync::SYNC_DIR);
     if !stage_all && workspace::folder_is_current(&current, source, contents())? {
@@ -553,6 +577,7 @@ fn build_one(
     checks: Checks<'_>,
     root: &Path,
     staging: &Path,
+    output: Output,
     stage_all: bool,
 ) -> Result<(BlueprintResult, Lookups), RenderError> {
     let blueprint = &read.blueprint;
@@ -628,7 +653,15 @@ fn build_one(
             .iter()
             .map(|(p, c)| (p.as_str(), c.as_bytes()))
     };
-    let current = !stage_all
+    if output == Output::FindingsOnly {
+        // What writing would refuse is refused all the same: the answer is a render's.
+        workspace::check_folder(
+            &staging.join(RENDERED_DIR).join(&name),
+            &rendered_files().collect::<Vec<_>>(),
+        )?;
+    }
+    let current = output == Output::Stage
+        && !stage_all
         && workspace::folder_is_current(
             &root.join(OVERLAYS_DIR).join(&name),
             blueprint.file,
@@ -641,7 +674,7 @@ fn build_one(
         )?;
     if current {
         fs_err::remove_dir_all(&overlay_dir)?;
-    } else {
+    } else if output == Output::Stage {
         workspace::write_folder(
             &staging.join(RENDERED_DIR).join(&name),
             blueprint.file,
@@ -810,14 +843,17 @@ fn collisions(
                 .push((blueprint, id));
         }
     }
+    // By name, for as many collisions as objects.
+    let read: BTreeMap<&str, &Read<'_>> = read.iter().map(|r| (r.blueprint.name, r)).collect();
+    let rendered: BTreeSet<&str> = rendered.iter().map(|b| b.name.as_str()).collect();
     let mut diagnostics = Vec::new();
     for owners in owners.values().filter(|owners| owners.len() > 1) {
         for (blueprint, id) in owners {
             // Report on blueprints rendered now; the others are reported when they render.
-            let Some(read) = read.iter().find(|r| r.blueprint.name == *blueprint) else {
+            let Some(read) = read.get(blueprint) else {
                 continue;
             };
-            if !rendered.iter().any(|b| b.name == *blueprint) {
+            if !rendered.contains(blueprint) {
                 continue;
             }
             let others: Vec<String> = owners

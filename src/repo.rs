@@ -13,6 +13,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::blueprint::Blueprint;
 use crate::diagnostic::Diagnostic;
 use crate::kinds::Registry;
@@ -342,7 +344,9 @@ pub fn read_text(path: &Path, display: &str, limit: u64) -> Result<String, ReadE
             limit,
         });
     }
-    let mut bytes = Vec::new();
+    // Sized for the file (bounded by the limit above): one read, no regrowth, for each of
+    // the tens of thousands of files a `validate` of a fleet reads.
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0) + 1);
     // The file may grow between the check and the read.
     fs_err::File::open(path)?
         .take(limit.saturating_add(1))
@@ -528,7 +532,6 @@ pub fn load(root: &Path, registry: &Registry, limit: u64) -> Result<Loaded, Read
     loaded.settings = settings.settings;
     loaded.settings_file = settings.file;
     loaded.diagnostics.extend(settings.diagnostics);
-    let mut timeout = None;
     let (files, libraries) = source_files(&dir)?;
     let displayed: Vec<String> = files.iter().map(|path| display_path(root, path)).collect();
     let libraries: Vec<String> = libraries
@@ -540,35 +543,51 @@ pub fn load(root: &Path, registry: &Registry, limit: u64) -> Result<Loaded, Read
     {
         return Err(ReadError::CaseCollision { first, second });
     }
-    for (path, display) in files.into_iter().zip(displayed) {
-        ensure_inside(&canonical, &path, &display)?;
-        if is_jsonnet(&path) {
-            let timeout = match timeout {
-                Some(timeout) => timeout,
-                None => *timeout.insert(crate::jsonnet::timeout()?),
-            };
-            let read = read_jsonnet(
-                root,
-                &path,
-                display,
-                &loaded.settings.jsonnet,
-                limit,
-                timeout,
-            )?;
-            if let Some(jsonnet) = read.jsonnet {
-                loaded.jsonnet.insert(read.file.path.clone(), jsonnet);
-            }
-            loaded.diagnostics.extend(read.diagnostic);
-            loaded.files.push(read.file);
-            continue;
+    // Jsonnet files evaluate in a child process each, mostly waiting: read every file in
+    // parallel, then keep the results (and the first error) in path order, as one by one.
+    let timeout = if files.iter().any(|path| is_jsonnet(path)) {
+        Some(crate::jsonnet::timeout()?)
+    } else {
+        None
+    };
+    let settings = &loaded.settings;
+    let reads: Vec<Result<FileRead, ReadError>> = files
+        .into_par_iter()
+        .zip(displayed)
+        .map(|(path, display)| {
+            ensure_inside(&canonical, &path, &display)?;
+            Ok(match timeout {
+                Some(timeout) if is_jsonnet(&path) => {
+                    let read =
+                        read_jsonnet(root, &path, display, &settings.jsonnet, limit, timeout)?;
+                    (
+                        read.file,
+                        read.diagnostic.into_iter().collect(),
+                        read.jsonnet,
+                    )
+                }
+                _ => {
+                    let (file, diagnostics) = read_source(&path, display, limit)?;
+                    (file, diagnostics, None)
+                }
+            })
+        })
+        .collect();
+    for read in reads {
+        let (file, diagnostics, jsonnet) = read?;
+        if let Some(jsonnet) = jsonnet {
+            loaded.jsonnet.insert(file.path.clone(), jsonnet);
         }
-        let (file, diagnostics) = read_source(&path, display, limit)?;
         loaded.diagnostics.extend(diagnostics);
         loaded.files.push(file);
     }
     loaded.check_envelopes(registry);
     Ok(loaded)
 }
+
+/// One blueprint file as [`load`] reads it: its documents, their findings and, for Jsonnet,
+/// what its evaluation read.
+type FileRead = (SourceFile, Vec<Diagnostic>, Option<JsonnetFile>);
 
 /// A Jsonnet file read and evaluated: its documents, what else its evaluation read, or why
 /// it failed.

@@ -671,6 +671,11 @@ fn check_output_paths<'a>(dir: &Path, files: &[(&'a str, &'a [u8])]) -> std::io:
     }
 }
 
+/// Refuses what [`write_folder`] would refuse for `files` in `dir`, without writing.
+pub fn check_folder(dir: &Path, files: &[(&str, &[u8])]) -> std::io::Result<()> {
+    check_output_paths(dir, files)
+}
+
 /// Writes a generated folder: `files` (relative path → content) and the marker listing them.
 /// Paths that differ only by case are refused ([`check_output_paths`]) before a file is
 /// written.

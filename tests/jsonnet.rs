@@ -466,6 +466,130 @@ fn jsonnet_bombs_are_findings_within_512_mib() {
     );
 }
 
+/// A YAML file may hold 100,000 documents at most; one Jsonnet file may not yield more either
+/// (else it would be a way around the limit): one finding naming the file, not 100,001.
+#[test]
+fn a_jsonnet_file_yields_at_most_the_documents_a_yaml_file_may_hold() {
+    for output in [
+        "[{} for i in std.range(0, 100000)]",
+        "{ ['b' + i]: {} for i in std.range(0, 100000) }",
+    ] {
+        let repo = repo_with(&[("blueprints/many.jsonnet", output)]);
+        let run = repo.aiml(&["render"]);
+        assert_eq!(run.code, 2, "{}", run.transcript());
+        assert!(
+            run.stderr.contains("blueprints/many.jsonnet")
+                && run.stderr.contains(
+                    "evaluates to 100001 documents, more than the 100000 one file may hold"
+                ),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            !run.stderr.contains("blueprint-schema"),
+            "refused whole, not read document by document: {}",
+            run.stderr
+        );
+        assert!(!repo.path().join("rendered").exists());
+    }
+}
+
+/// Jsonnet files evaluate in parallel, yet the repository is read in path order: blueprints
+/// list in it, and each duplicate name points at the definition before it in that order,
+/// whichever evaluation ends first (the first files are the slowest here).
+#[test]
+fn several_jsonnet_files_load_in_path_order() {
+    let slow = "local spin = std.foldl(function(a, b) a + b, std.range(1, 200000), 0);\n";
+    let mut files = Vec::new();
+    for i in 0..8 {
+        let pause = if i < 4 { slow } else { "" };
+        files.push((
+            format!("blueprints/f{i}.jsonnet"),
+            format!(
+                "{pause}[{}, {}]",
+                triton(&format!("own-{i}")),
+                triton("same")
+            ),
+        ));
+    }
+    files.push(("blueprints/f4a.yaml".into(), triton_yaml("same")));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let repo = repo_with(&files);
+    for _ in 0..3 {
+        let run = repo.aiml(&["blueprints", "-o", "json"]);
+        assert_eq!(run.code, 2, "{}", run.transcript());
+        let listed: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+        let names: Vec<&str> = listed["blueprints"]
+            .as_array()
+            .expect("blueprints")
+            .iter()
+            .filter_map(|b| b["name"].as_str())
+            .filter(|name| name.starts_with("own-"))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "own-0", "own-1", "own-2", "own-3", "own-4", "own-5", "own-6", "own-7"
+            ],
+            "{}",
+            run.stdout
+        );
+        let duplicates: Vec<(&str, &str)> = listed["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .filter(|d| d["rule"] == "blueprint-name-duplicate")
+            .map(|d| {
+                (
+                    d["file"].as_str().unwrap_or_default(),
+                    d["found"].as_str().unwrap_or_default(),
+                )
+            })
+            .collect();
+        // Each later definition names the one before it, in path order.
+        assert_eq!(
+            duplicates,
+            [
+                (
+                    "blueprints/f1.jsonnet",
+                    "also defined at blueprints/f0.jsonnet:2 (`[1]`)"
+                ),
+                (
+                    "blueprints/f2.jsonnet",
+                    "also defined at blueprints/f1.jsonnet:2 (`[1]`)"
+                ),
+                (
+                    "blueprints/f3.jsonnet",
+                    "also defined at blueprints/f2.jsonnet:2 (`[1]`)"
+                ),
+                (
+                    "blueprints/f4.jsonnet",
+                    "also defined at blueprints/f3.jsonnet:2 (`[1]`)"
+                ),
+                (
+                    "blueprints/f4a.yaml",
+                    "also defined at blueprints/f4.jsonnet:1 (`[1]`)"
+                ),
+                (
+                    "blueprints/f5.jsonnet",
+                    "also defined at blueprints/f4a.yaml:1"
+                ),
+                (
+                    "blueprints/f6.jsonnet",
+                    "also defined at blueprints/f5.jsonnet:1 (`[1]`)"
+                ),
+                (
+                    "blueprints/f7.jsonnet",
+                    "also defined at blueprints/f6.jsonnet:1 (`[1]`)"
+                ),
+            ]
+        );
+    }
+}
+
 #[test]
 fn long_evaluations_and_huge_outputs_are_stopped() {
     let repo = repo_with(&[(

@@ -87,6 +87,7 @@ pub(super) fn run(
         cache.as_ref(),
         &root,
         &workspace.staging(),
+        render::Output::Stage,
         &progress::Bar::stderr(),
     )?;
     let outcome = print_findings(context, &loaded, &mut report);
@@ -233,6 +234,7 @@ fn build_fresh(
         cache,
         root,
         temporary.path(),
+        render::Output::Stage,
         &progress::Bar::stderr(),
     )?;
     Ok((temporary, report))

@@ -412,6 +412,7 @@ fn build_in_temp(
         None,
         root,
         staging.path(),
+        render::Output::FindingsOnly,
         &super::progress::Bar::stderr(),
     )?)
 }

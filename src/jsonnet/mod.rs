@@ -159,6 +159,19 @@ pub fn evaluate(
     imports.remove(display);
     let sources = Sources::new(text, &imports);
     remember_library_lines(display, text, &imports);
+    // The limit of a YAML stream holds for what one Jsonnet file yields too.
+    let count = documents_in(&raw);
+    if count > crate::limits::MAX_DOCUMENTS {
+        return Err(error(format!(
+            "evaluates to {count} documents, more than the {} one file may hold (a limit that protects against hostile input)",
+            crate::limits::MAX_DOCUMENTS
+        ))
+        .expected(format!(
+            "at most {} blueprints per file",
+            crate::limits::MAX_DOCUMENTS
+        ))
+        .fix("split the blueprints over several files"));
+    }
     let (documents, labels) = split(raw).map_err(|(message, field)| {
         let mut d = error(message).fix(
             "return a blueprint, a list of blueprints, or an object whose values are blueprints",
@@ -298,12 +311,23 @@ impl<'de> serde::Deserialize<'de> for Raw {
 }
 
 /// Splits an output into blueprint documents and their labels.
+/// How many documents [`split`] makes of `raw`.
+fn documents_in(raw: &Raw) -> usize {
+    match raw {
+        Raw::Object(entries) if !is_blueprint(entries) => entries.len(),
+        Raw::Array(items) => items.len(),
+        _ => 1,
+    }
+}
+
+/// Whether an object's keys make it one blueprint rather than an object of blueprints.
+fn is_blueprint(entries: &[(String, Raw)]) -> bool {
+    entries
+        .iter()
+        .any(|(k, _)| k == "apiVersion" || k == "kind" || k == "spec")
+}
+
 fn split(raw: Raw) -> Result<(Vec<Raw>, Vec<String>), (String, String)> {
-    let is_blueprint = |entries: &[(String, Raw)]| {
-        entries
-            .iter()
-            .any(|(k, _)| k == "apiVersion" || k == "kind" || k == "spec")
-    };
     match raw {
         Raw::Object(entries) if is_blueprint(&entries) => {
             Ok((vec![Raw::Object(entries)], vec![String::new()]))
