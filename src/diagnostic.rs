@@ -295,15 +295,21 @@ pub fn sanitize(text: &str, max: usize) -> String {
         match c {
             '\n' if keep_newlines => out.push('\n'),
             '\t' => out.push('\t'),
-            c if c.is_control()
-                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
-            {
+            c if c == '\n' || is_hostile(c) => {
                 out.push_str(&c.escape_unicode().to_string());
             }
             c => out.push(c),
         }
     }
     out
+}
+
+/// Characters a terminal acts on or that reorder text, other than line breaks and tabs: C0 and
+/// C1 controls, DEL, bidirectional overrides and zero-width marks.
+#[must_use]
+pub fn is_hostile(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Looks up the text of a file by its display path, for snippets.

@@ -499,17 +499,16 @@ impl Printer {
     }
 }
 
-/// Characters a terminal acts on or that reorder text, other than the tool's own line
-/// breaks and tabs: C0 and C1 controls, DEL, bidirectional overrides and zero-width marks.
-fn is_hostile(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t')
-        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
 /// `text` with every hostile character replaced by `�`, one for one.
 fn blank_controls(text: &str) -> String {
     text.chars()
-        .map(|c| if is_hostile(c) { '\u{fffd}' } else { c })
+        .map(|c| {
+            if diagnostic::is_hostile(c) {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
         .collect()
 }
 
@@ -519,7 +518,7 @@ fn blank_controls(text: &str) -> String {
 fn escape_json(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     for c in json.chars() {
-        if is_hostile(c) {
+        if diagnostic::is_hostile(c) {
             out.push_str(&format!("\\u{:04x}", u32::from(c)));
         } else {
             out.push(c);
