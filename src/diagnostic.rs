@@ -14,6 +14,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::yaml::Span;
 
+/// A rule, for listings and docs. Each module that checks rules lists its own; the
+/// catalog in `crate::rules` assembles them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// Stable kebab-case id, as findings carry it.
+    pub id: &'static str,
+    /// What the rule checks, in one line.
+    pub summary: &'static str,
+}
+
+/// Annotation that turns rules off for the object carrying it: a comma-separated list of
+/// rule ids.
+pub const IGNORE_ANNOTATION: &str = "aiml.dev/ignore";
+
+/// How a finding names its rule's doc.
+#[must_use]
+pub fn doc_reference(id: &str) -> String {
+    format!("kubectl aiml rules {id}")
+}
+
 /// How bad a finding is. Only errors change the exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -427,7 +447,7 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &SourceLookup<'_>, colo
         if let Some(fix) = &d.fix {
             group = group.element(Level::HELP.message(fix.as_str()));
         }
-        let doc = format!("rule: `{}`", crate::rules::doc_reference(d.rule.as_str()));
+        let doc = format!("rule: `{}`", doc_reference(d.rule.as_str()));
         group = group.element(Level::NOTE.message(doc.as_str()));
         let report: [Group<'_>; 1] = [group];
         out.push_str(&renderer.render(&report));
@@ -471,10 +491,7 @@ pub fn render_json(diagnostics: &[Diagnostic]) -> String {
         .map(|d| {
             let mut value = serde_json::to_value(d.printable()).unwrap_or_default();
             if let Some(map) = value.as_object_mut() {
-                map.insert(
-                    "doc".into(),
-                    crate::rules::doc_reference(d.rule.as_str()).into(),
-                );
+                map.insert("doc".into(), doc_reference(d.rule.as_str()).into());
             }
             value
         })

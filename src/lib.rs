@@ -31,6 +31,7 @@ pub mod kinds;
 pub mod kustomize;
 pub mod limits;
 pub mod manifest;
+pub mod names;
 pub mod overlay;
 pub mod plan;
 pub mod render;

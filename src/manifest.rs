@@ -12,42 +12,8 @@
 //! overlay builds to exactly what `rendered/` holds.
 
 use crate::diagnostic::ObjectRef;
+use crate::overlay::Plane;
 use crate::yaml::{self, Node};
-
-/// Config Connector API groups end with this suffix.
-pub const CONFIG_CONNECTOR_GROUP_SUFFIX: &str = "cnrm.cloud.google.com";
-
-/// Where an object is applied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Plane {
-    /// The Config Connector host cluster (GCP infrastructure).
-    ConfigConnector,
-    /// The workload cluster.
-    Workload,
-}
-
-impl Plane {
-    /// Folder name under `rendered/<blueprint>/`.
-    #[must_use]
-    pub fn dir(self) -> &'static str {
-        match self {
-            Plane::ConfigConnector => "config-connector",
-            Plane::Workload => "workload",
-        }
-    }
-
-    /// The plane of an API group.
-    #[must_use]
-    pub fn of_group(group: &str) -> Self {
-        if group == CONFIG_CONNECTOR_GROUP_SUFFIX
-            || group.ends_with(&format!(".{CONFIG_CONNECTOR_GROUP_SUFFIX}"))
-        {
-            Plane::ConfigConnector
-        } else {
-            Plane::Workload
-        }
-    }
-}
 
 /// One object of a render: its text as kustomize printed it, and its parsed tree.
 #[derive(Clone, Debug)]
@@ -128,7 +94,7 @@ fn check_identity(id: &ObjectRef) -> Result<(), SplitError> {
         return Err(unsafe_name("apiVersion", "API group (a DNS subdomain)"));
     }
     if let Some(namespace) = &id.namespace
-        && (crate::blueprint::check_dns_label(namespace).is_err())
+        && (crate::names::check_dns_label(namespace).is_err())
     {
         return Err(unsafe_name("namespace", "namespace (a DNS-1123 label)"));
     }

@@ -170,116 +170,116 @@ pub mod rule {
 }
 
 /// Every blueprint-level rule, with what it checks.
-pub const RULES: &[crate::rules::Rule] = &[
-    crate::rules::Rule {
+pub const RULES: &[crate::diagnostic::Rule] = &[
+    crate::diagnostic::Rule {
         id: rule::TPU_TYPE_UNKNOWN,
         summary: "`spec.tpu.type` is a TPU type of the catalog",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::TPU_TOPOLOGY_SYNTAX,
         summary: "`spec.tpu.topology` is `AxB` or `AxBxC`",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::TPU_TOPOLOGY_SHAPE,
         summary: "`spec.tpu.topology` is a slice shape of the family",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::TPU_TOPOLOGY_MISMATCH,
         summary: "`spec.tpu.topology` agrees with `spec.tpu.type`",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::TPU_SLICES,
         summary: "`spec.tpu.slices` is within bounds and allowed by the kind",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::TPU_MULTISLICE_SINGLE_HOST,
         summary: "multislice runs on multi-host slices only",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::TPU_FAMILY_UNSUPPORTED,
         summary: "the kind supports the TPU family",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::GPU_TYPE_UNKNOWN,
         summary: "`spec.gpu.type` is a GKE accelerator of the catalog",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::GPU_COUNT,
         summary: "the GPU count fits the machine type",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::GPU_MACHINE_TYPE,
         summary: "`spec.gpu.machineType` is of a machine family that carries the GPU",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::PROJECT_ID,
         summary: "`spec.project` is a valid project id",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::LOCATION,
         summary: "regions, zones and cluster locations are valid and agree",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::RESOURCE_NAME,
         summary: "GCP resource names have the form GCP accepts",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::SERVICE_ACCOUNT_ID,
         summary: "service account ids are valid and distinct",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::BUCKET_NAME,
         summary: "bucket names have the form Cloud Storage accepts",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::GKE_NAME,
         summary: "cluster names have the form GKE accepts",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::NETWORK_CIDR,
         summary: "node, pod and service ranges are valid networks that do not overlap",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::CONFLICT,
         summary: "no two fields contradict each other",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::NODE_POOL_SIZE,
         summary: "node pool sizes can work",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::KUBERNETES_NAME,
         summary: "Kubernetes names are DNS-1123 labels",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::REFERENCE,
         summary: "referenced blueprints exist and export what is asked of them",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::IMAGE,
         summary: "container images are valid references with a tag or digest",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::ENV_NAME,
         summary: "environment variable names are valid",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::MAX_RESTARTS,
         summary: "`spec.training.maxRestarts` stays within a useful bound",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::TENSORBOARD,
         summary: "TensorBoard resource names have Vertex AI's form",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::GPUS_PER_POD,
         summary: "GPUs per serving pod fit one node of the GPU pool",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::AUTOSCALING_BOUNDS,
         summary: "autoscaler bounds can work: 1 ≤ `minReplicas` ≤ `maxReplicas`, a target from 1 to 100%",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: rule::AUTOSCALING_CAPACITY,
         summary: "the autoscaler's most replicas fit the GPU pool at its largest",
     },

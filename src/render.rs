@@ -514,7 +514,7 @@ fn compile_one(
         compiled
             .overlay
             .add_resources(
-                manifest::Plane::ConfigConnector,
+                crate::overlay::Plane::ConfigConnector,
                 &read.blueprint,
                 sync::FLEET_FILE,
                 fleet,
@@ -712,17 +712,17 @@ fn unsuppressible(blueprint: &Blueprint<'_>) -> Vec<Diagnostic> {
             let mut d = blueprint.key_error_at(
                 "blueprint-schema",
                 "metadata.annotations",
-                crate::rules::IGNORE_ANNOTATION,
+                crate::diagnostic::IGNORE_ANNOTATION,
                 format!(
                     "`{}` names {}",
-                    crate::rules::IGNORE_ANNOTATION,
+                    crate::diagnostic::IGNORE_ANNOTATION,
                     crate::rules::planning_reason(&id)
                 ),
             );
             d.found = Some(id.clone());
             d.fix = Some(format!(
                 "remove `{id}` from `{}` and fix what it reports",
-                crate::rules::IGNORE_ANNOTATION
+                crate::diagnostic::IGNORE_ANNOTATION
             ));
             d
         })
@@ -818,9 +818,9 @@ fn collisions(
 ) -> Vec<Diagnostic> {
     // Kinds compare case-insensitively: identities read back from file names are lower case.
     let key = |blueprint: &str, id: &ObjectRef| {
-        let cluster = match manifest::Plane::of_group(&id.group) {
-            manifest::Plane::ConfigConnector => None,
-            manifest::Plane::Workload => target_cluster(repository, blueprint),
+        let cluster = match crate::overlay::Plane::of_group(&id.group) {
+            crate::overlay::Plane::ConfigConnector => None,
+            crate::overlay::Plane::Workload => target_cluster(repository, blueprint),
         };
         (
             cluster,

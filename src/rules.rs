@@ -14,18 +14,7 @@
 
 include!(concat!(env!("OUT_DIR"), "/rule_docs.rs"));
 
-/// A rule, for listings and docs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rule {
-    /// Stable kebab-case id, as findings carry it.
-    pub id: &'static str,
-    /// What the rule checks, in one line.
-    pub summary: &'static str,
-}
-
-/// Annotation that turns rules off for the object carrying it: a comma-separated list of
-/// rule ids.
-pub const IGNORE_ANNOTATION: &str = "aiml.dev/ignore";
+use crate::diagnostic::{IGNORE_ANNOTATION, Rule};
 
 /// Headings every rule doc has, in this order.
 pub const DOC_SECTIONS: &[&str] = &[
@@ -107,12 +96,6 @@ pub fn failing_example(id: &str) -> Option<&'static str> {
     let start = fails.find("```yaml\n")? + "```yaml\n".len();
     let end = fails[start..].find("```")?;
     Some(&fails[start..start + end])
-}
-
-/// How a finding names its rule's doc.
-#[must_use]
-pub fn doc_reference(id: &str) -> String {
-    format!("kubectl aiml rules {id}")
 }
 
 /// Rules turned off: for the whole run (`--ignore`) and per object ([`IGNORE_ANNOTATION`]).

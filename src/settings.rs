@@ -45,7 +45,7 @@ pub const SETTINGS_FILE: &str = "aiml.yaml";
 pub const SETTINGS_SCHEMA: &str = "settings-schema";
 
 /// Rules about the settings file.
-pub const RULES: &[crate::rules::Rule] = &[crate::rules::Rule {
+pub const RULES: &[crate::diagnostic::Rule] = &[crate::diagnostic::Rule {
     id: SETTINGS_SCHEMA,
     summary: "`aiml.yaml` has exactly the settings kubectl-aiml knows, each valid",
 }];
@@ -435,7 +435,7 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
         );
     }
     if let Some(project) = &spec.fleet.project
-        && let Err(why) = crate::gcp::names::project_id(project)
+        && let Err(why) = crate::names::project_id(project)
     {
         found.push(error(
             at(&["fleet", "project"]),
@@ -446,7 +446,7 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
     let label =
         |value: &Option<String>, path: &[&str], field: &str, found: &mut Vec<Diagnostic>| {
             if let Some(value) = value
-                && let Err(why) = crate::blueprint::check_dns_label(value)
+                && let Err(why) = crate::names::check_dns_label(value)
             {
                 found.push(error(
                     at(path),

@@ -92,7 +92,7 @@ fn every_fixture_finds_its_rule_at_the_blueprint_line() {
 }
 
 /// Every rule planning reports: the shared ones and each kind's own.
-fn blueprint_rules() -> Vec<aiml::rules::Rule> {
+fn blueprint_rules() -> Vec<aiml::diagnostic::Rule> {
     aiml::rules::all()
         .into_iter()
         .filter(|(stage, _)| *stage == aiml::rules::Stage::Blueprint)
@@ -132,7 +132,7 @@ fn every_blueprint_rule_doc_example_fails_with_its_rule() {
 #[test]
 fn blueprint_rule_ids_are_unique_kebab_case() {
     let mut seen = BTreeSet::new();
-    for aiml::rules::Rule { id, summary } in blueprint_rules() {
+    for aiml::diagnostic::Rule { id, summary } in blueprint_rules() {
         assert!(
             id.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
             "{id}"

@@ -18,44 +18,44 @@ pub const API_VERSION: &str = "aiml.dev/v1alpha1";
 pub const API_GROUP: &str = "aiml.dev";
 
 /// Rules about input files and blueprint envelopes.
-pub const RULES: &[crate::rules::Rule] = &[
-    crate::rules::Rule {
+pub const RULES: &[crate::diagnostic::Rule] = &[
+    crate::diagnostic::Rule {
         id: "yaml-syntax",
         summary: "every input file is well-formed YAML",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: crate::repo::YAML_AMBIGUOUS,
         summary: "a plain value reads alike in kubectl, YAML 1.1 and YAML 1.2 readers (warning)",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: "blueprint-schema",
         summary: "a blueprint has exactly the fields of its kind, each of the right type",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: "blueprint-kind",
         summary: "a blueprint's `kind` is a blueprint kind this tool knows",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: "blueprint-api-version",
         summary: "a blueprint's `apiVersion` is `aiml.dev/v1alpha1`",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: "blueprint-name",
         summary: "a blueprint's `metadata.name` is a DNS-1123 label",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: "blueprint-name-duplicate",
         summary: "blueprint names are unique in a repository",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: "blueprint-object-collision",
         summary: "no two blueprints render the same object",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: "object-labels",
         summary: "every rendered object carries the `managed-by` and `instance` labels",
     },
-    crate::rules::Rule {
+    crate::diagnostic::Rule {
         id: "not-an-object",
         summary: "every document given to `validate` is a Kubernetes object (warning)",
     },
@@ -205,7 +205,7 @@ impl<'a> Blueprint<'a> {
             )
             .fix("add `metadata: {name: <dns-label>}`"));
         };
-        if let Err(reason) = check_dns_label(name) {
+        if let Err(reason) = crate::names::check_dns_label(name) {
             return Err(Diagnostic::error("blueprint-name", format!("invalid blueprint name: {reason}"))
                 .at(file, name_node.map_or(node.span, |n| n.span))
                 .field("metadata.name")
@@ -266,7 +266,11 @@ impl<'a> Blueprint<'a> {
     #[must_use]
     pub fn ignored_rules(&self) -> Vec<String> {
         self.node
-            .at(&["metadata", "annotations", crate::rules::IGNORE_ANNOTATION])
+            .at(&[
+                "metadata",
+                "annotations",
+                crate::diagnostic::IGNORE_ANNOTATION,
+            ])
             .and_then(Node::as_str)
             .map(|list| {
                 list.split(',')
@@ -370,26 +374,6 @@ impl<'a> Blueprint<'a> {
 fn known_kinds(registry: &Registry) -> String {
     let names: Vec<String> = registry.names().map(|k| format!("`{k}`")).collect();
     format!("one of {}", names.join(", "))
-}
-
-/// Checks a DNS-1123 label (Kubernetes names of namespaces, blueprints, …).
-pub fn check_dns_label(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("empty".into());
-    }
-    if name.len() > 63 {
-        return Err(format!("{} characters, at most 63 allowed", name.len()));
-    }
-    if !name
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
-        return Err("only lowercase letters, digits and `-` are allowed".into());
-    }
-    if name.starts_with('-') || name.ends_with('-') {
-        return Err("must start and end with a letter or digit".into());
-    }
-    Ok(())
 }
 
 #[cfg(test)]

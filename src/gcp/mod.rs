@@ -9,7 +9,7 @@
 //! kind needs something the blocks cannot express, extend the block.
 
 mod infra;
-pub mod names;
+
 mod sink;
 pub mod spec;
 
@@ -21,6 +21,7 @@ pub use infra::*;
 
 use crate::accelerator::{GpuPlan, TpuPlan};
 use crate::limits::MAX_NODES_PER_POOL;
+use crate::names;
 use crate::plan::Planner;
 pub use sink::{METRICS_PROTO, metrics_topic_export};
 use spec::{
@@ -382,7 +383,7 @@ impl Gcp {
                 rule::KUBERNETES_NAME,
                 "spec.configConnector.namespace",
                 &namespace,
-                crate::blueprint::check_dns_label,
+                crate::names::check_dns_label,
             );
         }
         Self {

@@ -276,7 +276,7 @@ fn inventory(side: &Side) -> Inventory {
             .and_then(|s| s.get("location"))
             .and_then(crate::yaml::Node::as_str)
             .unwrap_or("");
-        let region = crate::gcp::names::region_of(location);
+        let region = crate::names::region_of(location);
         let description = describe(&pool.object.id);
         if autoscaling {
             inventory.autoscaling.push(description.clone());

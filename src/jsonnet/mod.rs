@@ -53,7 +53,7 @@ pub use isolate::{WORKER_ARG, isolate, memory_limit, worker};
 pub const JSONNET_EVALUATION: &str = "jsonnet-evaluation";
 
 /// Rules of this module.
-pub const RULES: &[crate::rules::Rule] = &[crate::rules::Rule {
+pub const RULES: &[crate::diagnostic::Rule] = &[crate::diagnostic::Rule {
     id: JSONNET_EVALUATION,
     summary: "a Jsonnet blueprint file evaluates, inside the repository and its limits, to blueprints",
 }];

@@ -37,7 +37,7 @@ pub trait Kind: Send + Sync {
     /// JSON Schema of `spec`, for editors and docs.
     fn spec_schema(&self) -> serde_json::Value;
     /// Rules only this kind checks, beyond the shared blueprint rules of [`crate::plan`].
-    fn rules(&self) -> &'static [crate::rules::Rule];
+    fn rules(&self) -> &'static [crate::diagnostic::Rule];
     /// Phase 1: reads `spec` strictly. Errors are malformed input.
     fn read(&self, blueprint: &Blueprint<'_>) -> Result<Box<dyn Spec>, Diagnostic>;
     /// Where the kind is defined: `None` when built in, else its repository folder
@@ -81,7 +81,7 @@ pub trait TypedKind: Send + Sync + 'static {
     /// One line for listings.
     const SUMMARY: &'static str;
     /// Rules only this kind checks; each needs `docs/rules/<id>.md`.
-    const RULES: &'static [crate::rules::Rule] = &[];
+    const RULES: &'static [crate::diagnostic::Rule] = &[];
     /// What a blueprint of this kind exports.
     fn exports(spec: &Self::Spec, blueprint: &Blueprint<'_>) -> Exports;
     /// Plans the blueprint; `None` when findings in `planner` stop it.
@@ -110,7 +110,7 @@ impl<K: TypedKind> Kind for Typed<K> {
         schemars::schema_for!(K::Spec).to_value()
     }
 
-    fn rules(&self) -> &'static [crate::rules::Rule] {
+    fn rules(&self) -> &'static [crate::diagnostic::Rule] {
         K::RULES
     }
 

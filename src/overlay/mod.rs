@@ -19,8 +19,41 @@ use serde::Serialize;
 
 use crate::blueprint::Blueprint;
 use crate::gcp::Infrastructure;
-use crate::manifest::Plane;
 
+/// Config Connector API groups end with this suffix.
+pub const CONFIG_CONNECTOR_GROUP_SUFFIX: &str = "cnrm.cloud.google.com";
+
+/// Where an object is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Plane {
+    /// The Config Connector host cluster (GCP infrastructure).
+    ConfigConnector,
+    /// The workload cluster.
+    Workload,
+}
+
+impl Plane {
+    /// Folder name under `rendered/<blueprint>/`.
+    #[must_use]
+    pub fn dir(self) -> &'static str {
+        match self {
+            Plane::ConfigConnector => "config-connector",
+            Plane::Workload => "workload",
+        }
+    }
+
+    /// The plane of an API group.
+    #[must_use]
+    pub fn of_group(group: &str) -> Self {
+        if group == CONFIG_CONNECTOR_GROUP_SUFFIX
+            || group.ends_with(&format!(".{CONFIG_CONNECTOR_GROUP_SUFFIX}"))
+        {
+            Plane::ConfigConnector
+        } else {
+            Plane::Workload
+        }
+    }
+}
 /// The file each target's objects are rendered into, beside its `kustomization.yaml`.
 pub const RESOURCES_FILE: &str = "resources.yaml";
 

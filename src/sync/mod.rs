@@ -37,7 +37,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
-use crate::manifest::{self, Plane};
+use crate::manifest;
+use crate::overlay::Plane;
 use crate::overlay::{self, TemplateError};
 use crate::plan::Repository;
 use crate::settings::{Engine, GIT_CREDENTIALS_SECRET, Git, Settings};
@@ -53,7 +54,7 @@ pub const MAX_OBJECTS_PER_ROOT: usize = 1_000;
 pub const SYNC_ROOT_SIZE: &str = "sync-root-size";
 
 /// Rules about the sync wiring.
-pub const RULES: &[crate::rules::Rule] = &[crate::rules::Rule {
+pub const RULES: &[crate::diagnostic::Rule] = &[crate::diagnostic::Rule {
     id: SYNC_ROOT_SIZE,
     summary: "a sync root holds at most 1,000 objects, `nomos vet`'s default limit (warning)",
 }];
@@ -86,7 +87,7 @@ impl Cluster {
     fn dir(&self) -> Option<String> {
         [&self.project, &self.location, &self.name]
             .iter()
-            .all(|part| crate::blueprint::check_dns_label(part).is_ok())
+            .all(|part| crate::names::check_dns_label(part).is_ok())
             .then(|| format!("clusters/{}/{}/{}", self.project, self.location, self.name))
     }
 
@@ -526,11 +527,11 @@ pub enum SyncError {
 /// Argo CD Application names stay within 63 characters: they are label values under Argo
 /// CD's label tracking.
 fn application_name(blueprint: &str, suffix: &str) -> String {
-    crate::gcp::names::shortened(&format!("aiml-{blueprint}"), suffix, 63)
+    crate::names::shortened(&format!("aiml-{blueprint}"), suffix, 63)
 }
 
 fn root_sync_name(prefix: &str, blueprint: &str) -> String {
-    crate::gcp::names::shortened(&format!("{prefix}{blueprint}"), "", MAX_ROOT_SYNC_NAME)
+    crate::names::shortened(&format!("{prefix}{blueprint}"), "", MAX_ROOT_SYNC_NAME)
 }
 
 #[derive(Serialize)]

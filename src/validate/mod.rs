@@ -68,7 +68,7 @@ impl<'a> Object<'a> {
     }
 }
 
-pub use crate::rules::Rule;
+pub use crate::diagnostic::Rule;
 
 /// Rule ids, one constant each, so that a misspelt id does not compile.
 pub(crate) mod rule {

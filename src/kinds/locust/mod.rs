@@ -20,7 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Exposure, TypedKind};
-use crate::blueprint::{Blueprint, check_dns_label};
+use crate::blueprint::Blueprint;
 use crate::gcp::spec::{
     BucketSpec, ClusterSpec, ConfigConnectorSpec, MetricsSinkSpec, NetworkSpec, NodePoolSpec,
     RegistrySpec, ServiceAccountSpec,
@@ -28,6 +28,7 @@ use crate::gcp::spec::{
 use crate::gcp::{
     self, Addons, ClusterOptions, CpuPoolDefaults, Gcp, IamTarget, Infrastructure, Scale, TaintSpec,
 };
+use crate::names::check_dns_label;
 use crate::overlay::{Overlay, TemplateError};
 use crate::plan::{Exports, Planner, ServiceExport};
 
@@ -375,7 +376,7 @@ impl TypedKind for LocustBenchmark {
     type Plan = Plan;
     const NAME: &'static str = "LocustBenchmark";
     const SUMMARY: &'static str = "Locust load tests against an LLM inference server (an address or a serving blueprint), with results in a bucket";
-    const RULES: &'static [crate::rules::Rule] = &[crate::rules::Rule {
+    const RULES: &'static [crate::diagnostic::Rule] = &[crate::diagnostic::Rule {
         id: rule::TARGET,
         summary: "a load test's target is a server the load generator can drive",
     }];
@@ -472,7 +473,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     let zone = spec.zone.clone().unwrap_or_else(|| {
         borrowed
             .as_ref()
-            .filter(|c| gcp::names::zone(&c.location).is_ok())
+            .filter(|c| crate::names::zone(&c.location).is_ok())
             .map_or_else(|| format!("{region}-a"), |c| c.location.clone())
     });
     let mut gcp = Gcp::new(
@@ -593,7 +594,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         planner,
         &spec.output.bucket,
         "spec.output.bucket",
-        &gcp::names::shortened(&format!("{}-{name}-results", spec.project), "", 63),
+        &crate::names::shortened(&format!("{}-{name}-results", spec.project), "", 63),
     );
     for role in [
         "roles/storage.objectUser",
@@ -671,7 +672,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     let prompts = format!("gs://{bucket}/{object}");
     let config_hash = format!(
         "{:016x}",
-        crate::gcp::names::stable_hash(&[LOCUSTFILE, runner_metrics.as_str()].concat())
+        crate::names::stable_hash(&[LOCUSTFILE, runner_metrics.as_str()].concat())
     );
     Some(Plan {
         infra: gcp.finish(),
@@ -1052,7 +1053,7 @@ fn check_gcs_object(planner: &mut Planner<'_>, field: &str, uri: &str) -> Option
         d.expected = Some("`gs://<bucket>/<object>`".into());
         return None;
     };
-    planner.check_name(gcp::rule::BUCKET_NAME, field, bucket, gcp::names::bucket);
+    planner.check_name(gcp::rule::BUCKET_NAME, field, bucket, crate::names::bucket);
     Some((bucket.to_string(), object.to_string()))
 }
 
@@ -1145,7 +1146,7 @@ fn token_plan(
                     gcp::rule::PROJECT_ID,
                     "spec.huggingFaceToken.secretManager.project",
                     &project,
-                    gcp::names::project_id,
+                    crate::names::project_id,
                 );
             }
             gcp.api("secretmanager.googleapis.com");

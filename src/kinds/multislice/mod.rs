@@ -19,12 +19,13 @@ use serde::{Deserialize, Serialize};
 
 use super::TypedKind;
 use crate::accelerator::{self, TpuPlan, TpuSpec, TpuSupport};
-use crate::blueprint::{Blueprint, check_dns_label};
+use crate::blueprint::Blueprint;
 use crate::catalog::TpuFamily;
 use crate::gcp::spec::{
     BucketSpec, ClusterSpec, ConfigConnectorSpec, NetworkSpec, ServiceAccountSpec,
 };
 use crate::gcp::{self, Addons, ClusterOptions, CpuPoolDefaults, Gcp, Infrastructure, Scale};
+use crate::names::check_dns_label;
 use crate::overlay::{Overlay, TemplateError};
 use crate::plan::{Exports, Planner};
 
@@ -304,7 +305,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     let zone = spec.zone.clone().unwrap_or_else(|| {
         borrowed
             .as_ref()
-            .filter(|c| gcp::names::zone(&c.location).is_ok())
+            .filter(|c| crate::names::zone(&c.location).is_ok())
             .map_or_else(|| format!("{region}-b"), |c| c.location.clone())
     });
     let mut gcp = Gcp::new(
@@ -450,7 +451,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         planner,
         &spec.bucket,
         "spec.bucket",
-        &gcp::names::shortened(&format!("{}-{name}", spec.project), "", 63),
+        &crate::names::shortened(&format!("{}-{name}", spec.project), "", 63),
     );
     for account in [&node_account, &workload_account] {
         for role in BUCKET_ROLES {

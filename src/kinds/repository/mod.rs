@@ -299,7 +299,7 @@ impl Kind for RepositoryKind {
         self.inner.spec_schema.clone()
     }
 
-    fn rules(&self) -> &'static [crate::rules::Rule] {
+    fn rules(&self) -> &'static [crate::diagnostic::Rule] {
         &[]
     }
 

@@ -11,11 +11,12 @@ use super::definition::Accelerator;
 use super::spec::SharedSpec;
 use super::{BLUEPRINT_LABEL, DEFAULT_REGION, Inner};
 use crate::accelerator::{self, GpuPlan, TpuPlan, TpuSupport};
-use crate::blueprint::{Blueprint, check_dns_label};
+use crate::blueprint::Blueprint;
 use crate::catalog::{GPU_ACCELERATOR_LABEL, TPU_ACCELERATOR_LABEL, TPU_TOPOLOGY_LABEL};
 use crate::gcp::{self, Addons, ClusterOptions, CpuPoolDefaults, Gcp, GpuPoolDefaults, Scale};
 use crate::kinds::{Compiled, Spec};
-use crate::manifest::Plane;
+use crate::names::check_dns_label;
+use crate::overlay::Plane;
 use crate::overlay::{Overlay, TemplateError};
 use crate::plan::{Exports, Planner};
 
@@ -98,7 +99,7 @@ impl RepositorySpec {
             .or_else(|| definition.region.clone())
             .unwrap_or_else(|| DEFAULT_REGION.to_string());
         let zone = spec.zone.clone().unwrap_or_else(|| {
-            if let Some(cluster) = borrowed.filter(|c| gcp::names::zone(&c.location).is_ok()) {
+            if let Some(cluster) = borrowed.filter(|c| crate::names::zone(&c.location).is_ok()) {
                 return cluster.location.clone();
             }
             match &definition.zone {
@@ -222,7 +223,7 @@ impl RepositorySpec {
                 planner,
                 &spec.bucket,
                 "spec.bucket",
-                &gcp::names::shortened(&format!("{}-{name}", spec.project), "", 63),
+                &crate::names::shortened(&format!("{}-{name}", spec.project), "", 63),
             );
             for role in BUCKET_ROLES {
                 gcp.bucket_role(&bucket, &workload_account, role);

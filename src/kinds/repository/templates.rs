@@ -112,10 +112,10 @@ pub(super) fn check_output(path: &str, blueprint: &str, text: &str) -> Result<()
             )));
         }
         // Anywhere, not only on the object's own metadata: items of a `List` are objects too.
-        if let Some(key) = find_key(&document, crate::rules::IGNORE_ANNOTATION) {
+        if let Some(key) = find_key(&document, crate::diagnostic::IGNORE_ANNOTATION) {
             return Err(error(format!(
                 "sets `{}` for blueprint `{blueprint}` (line {} of the output): a kind cannot turn rules off; only a blueprint can, in its own `metadata.annotations`",
-                crate::rules::IGNORE_ANNOTATION,
+                crate::diagnostic::IGNORE_ANNOTATION,
                 key.span.line
             )));
         }

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Exposure, TypedKind};
 use crate::accelerator::{self, TpuPlan, TpuSpec, TpuSupport};
-use crate::blueprint::{Blueprint, check_dns_label};
+use crate::blueprint::Blueprint;
 use crate::catalog::TpuFamily;
 use crate::gcp::spec::{
     BucketSpec, ClusterSpec, ConfigConnectorSpec, MetricsSinkSpec, NetworkSpec, NodePoolSpec,
@@ -33,6 +33,7 @@ use crate::gcp::spec::{
 use crate::gcp::{
     self, Addons, ClusterOptions, CpuPoolDefaults, Gcp, Infrastructure, Scale, TaintSpec,
 };
+use crate::names::check_dns_label;
 use crate::overlay::{Overlay, TemplateError};
 use crate::plan::{Exports, Planner, ServiceExport};
 
@@ -311,16 +312,16 @@ impl TypedKind for SaxServing {
     type Plan = Plan;
     const NAME: &'static str = "SaxServing";
     const SUMMARY: &'static str = "Saxml serving Llama 2 on a TPU slice (one LeaderWorkerSet group per replica), with its GKE cluster";
-    const RULES: &'static [crate::rules::Rule] = &[
-        crate::rules::Rule {
+    const RULES: &'static [crate::diagnostic::Rule] = &[
+        crate::diagnostic::Rule {
             id: rule::MODEL_TOO_LARGE,
             summary: "the model's weights fit the memory of the TPU slice",
         },
-        crate::rules::Rule {
+        crate::diagnostic::Rule {
             id: rule::SERVING_CONFIG,
             summary: "a Saxml serving configuration loads the model on the TPU slice",
         },
-        crate::rules::Rule {
+        crate::diagnostic::Rule {
             id: rule::IMAGE_TOO_OLD,
             summary: "the model-server image has the serving configuration it loads",
         },
@@ -442,7 +443,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     {
         region.clone_from(&borrowed.region);
         if spec.zone.is_none() {
-            zone = if gcp::names::zone(&borrowed.location).is_ok() {
+            zone = if crate::names::zone(&borrowed.location).is_ok() {
                 borrowed.location.clone()
             } else {
                 format!("{region}-a")
@@ -684,13 +685,13 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         planner,
         &spec.buckets.admin,
         "spec.buckets.admin",
-        &gcp::names::shortened(&format!("{}-{name}-admin", spec.project), "", 63),
+        &crate::names::shortened(&format!("{}-{name}-admin", spec.project), "", 63),
     );
     let checkpoint_bucket = gcp.bucket(
         planner,
         &spec.buckets.checkpoints,
         "spec.buckets.checkpoints",
-        &gcp::names::shortened(&format!("{}-{name}-models", spec.project), "", 63),
+        &crate::names::shortened(&format!("{}-{name}-models", spec.project), "", 63),
     );
     // The admin server and model servers keep Sax's state in the admin bucket; model
     // servers read checkpoints; the converter writes them.

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::TypedKind;
 use crate::accelerator::{self, GpuPlan, GpuSpec};
-use crate::blueprint::{Blueprint, check_dns_label};
+use crate::blueprint::Blueprint;
 use crate::catalog::GPU_ACCELERATOR_LABEL;
 use crate::gcp::spec::{
     BucketSpec, ClusterSpec, ConfigConnectorSpec, GpuPoolSpec, NetworkSpec, RegistrySpec,
@@ -35,7 +35,8 @@ use crate::gcp::spec::{
 use crate::gcp::{
     self, Addons, ClusterOptions, CpuPoolDefaults, Gcp, GpuPoolDefaults, Infrastructure, Scale,
 };
-use crate::manifest::Plane;
+use crate::names::check_dns_label;
+use crate::overlay::Plane;
 use crate::overlay::{self, Overlay, TemplateError};
 use crate::plan::{Exports, Planner, ServiceExport};
 
@@ -476,7 +477,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     let zone = spec.zone.clone().unwrap_or_else(|| {
         borrowed
             .as_ref()
-            .filter(|c| gcp::names::zone(&c.location).is_ok())
+            .filter(|c| crate::names::zone(&c.location).is_ok())
             .map_or_else(|| format!("{region}-a"), |c| c.location.clone())
     });
     let mut gcp = Gcp::new(
@@ -612,7 +613,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         planner,
         &spec.bucket,
         "spec.bucket",
-        &gcp::names::shortened(&format!("{}-{name}", spec.project), "-models", 63),
+        &crate::names::shortened(&format!("{}-{name}", spec.project), "-models", 63),
     );
     for role in BUCKET_ROLES {
         gcp.bucket_role(&bucket, &workload_account, role);

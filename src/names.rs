@@ -1,8 +1,29 @@
-//! The forms GCP gives its names and locations, checked before anything reaches an API.
+//! The forms Kubernetes and GCP give names and locations, checked before anything reaches an
+//! API.
 //!
 //! Each check returns `Err(reason)` in words a person can act on; [`crate::plan::Planner`]
 //! turns it into a finding at the blueprint field. Defaults derived from a blueprint name are
 //! cut to fit with [`shortened`], which keeps distinct names distinct.
+
+/// Checks a DNS-1123 label (Kubernetes names of namespaces, blueprints, …).
+pub fn check_dns_label(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("empty".into());
+    }
+    if name.len() > 63 {
+        return Err(format!("{} characters, at most 63 allowed", name.len()));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        return Err("only lowercase letters, digits and `-` are allowed".into());
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        return Err("must start and end with a letter or digit".into());
+    }
+    Ok(())
+}
 
 /// Checks a GCP project id: 6 to 30 lowercase letters, digits or `-`, starting with a letter.
 pub fn project_id(id: &str) -> Result<(), String> {
