@@ -2,7 +2,7 @@
 //! neither compiled, built nor validated.
 //!
 //! A blueprint's render is a pure function of its blueprint file (for a Jsonnet blueprint, the
-//! file and every file its evaluation read: [`crate::repo::JsonnetFile::key_text`], which
+//! file and every file its evaluation read: [`crate::input::JsonnetFile::key_text`], which
 //! [`Inputs::text`] receives), of what planning read of the
 //! other blueprints (their exports, [`crate::plan::Lookups`]), of the repository settings, of
 //! the checks asked for, and of this binary (its build fingerprint covers templates, catalog,

@@ -26,6 +26,7 @@ pub mod catalog;
 pub mod diagnostic;
 pub mod gcp;
 pub mod gitops;
+pub mod input;
 pub mod jsonnet;
 pub mod kinds;
 pub mod kustomize;

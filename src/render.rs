@@ -17,10 +17,11 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::blueprint::{self, Blueprint};
+use crate::blueprint::Blueprint;
 use crate::cache::{self, Cache};
 use crate::diagnostic::{self, Diagnostic, ObjectRef};
-use crate::kinds::{self, Registry, Spec};
+use crate::input;
+use crate::kinds::{self, Kind, Registry, Spec};
 use crate::kustomize::{Kustomize, KustomizeError};
 use crate::manifest::{self, Manifest};
 use crate::overlay::TemplateError;
@@ -216,7 +217,7 @@ impl Report {
     /// Whether any error means the input itself is malformed (exit 2).
     #[must_use]
     pub fn has_input_errors(&self) -> bool {
-        self.diagnostics.iter().any(blueprint::is_input_error)
+        self.diagnostics.iter().any(crate::rules::is_input_error)
     }
 
     /// The folders under `overlays/` and `rendered/` this render staged: every rendered
@@ -256,6 +257,7 @@ impl Report {
 /// A blueprint whose spec was read (phase 1).
 struct Read<'a> {
     blueprint: Blueprint<'a>,
+    kind: &'a dyn Kind,
     spec: Box<dyn Spec>,
 }
 
@@ -267,7 +269,7 @@ struct Read<'a> {
     reason = "the pipeline's inputs, each used once"
 )]
 pub fn build(
-    loaded: &repo::Loaded,
+    loaded: &input::Loaded,
     registry: &Registry,
     names: &[String],
     kustomize: &Kustomize,
@@ -297,7 +299,7 @@ pub fn build(
         }
     }
 
-    let (read, repository) = read_all(all, &mut report.diagnostics);
+    let (read, repository) = read_all(all, registry, &mut report.diagnostics);
     let stage_all = stage_all();
 
     // Phase 2: plan, compile, build and validate the selected blueprints in parallel.
@@ -311,7 +313,7 @@ pub fn build(
                     name: r.blueprint.name,
                     file: r.blueprint.file,
                     text: r.blueprint.source,
-                    kind: r.blueprint.kind.fingerprint(),
+                    kind: r.kind.fingerprint(),
                 })
             });
             if let (Some(cache), Some(key)) = (cache, &key)
@@ -386,7 +388,7 @@ pub fn build(
 /// and whether `rendered/_sync/` already holds it (then nothing is staged: for a fleet, writing
 /// thousands of unchanged sync objects would cost a no-op render most of its time).
 fn stage_sync(
-    loaded: &repo::Loaded,
+    loaded: &input::Loaded,
     repository: &Repository,
     rendered: &[BlueprintResult],
     root: &Path,
@@ -443,7 +445,7 @@ fn stage_sync(
 /// The blueprints with a valid envelope, each name once. A duplicate name is already an error
 /// from loading; building it twice would race on one staging folder, so only its first
 /// definition is used.
-fn unique_blueprints<'a>(loaded: &'a repo::Loaded, registry: &'a Registry) -> Vec<Blueprint<'a>> {
+fn unique_blueprints<'a>(loaded: &'a input::Loaded, registry: &'a Registry) -> Vec<Blueprint<'a>> {
     let mut seen = BTreeSet::new();
     loaded
         .blueprints(registry)
@@ -455,6 +457,7 @@ fn unique_blueprints<'a>(loaded: &'a repo::Loaded, registry: &'a Registry) -> Ve
 /// Phase 1: reads every spec, so that references to blueprints not selected resolve too.
 fn read_all<'a>(
     blueprints: Vec<Blueprint<'a>>,
+    registry: &'a Registry,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (Vec<Read<'a>>, Repository) {
     let mut read = Vec::new();
@@ -464,8 +467,16 @@ fn read_all<'a>(
         // leak, even when it also breaks the spec's shape.
         diagnostics.extend(blueprint.credential_findings());
         diagnostics.extend(unsuppressible(&blueprint));
-        match blueprint.kind.read(&blueprint) {
-            Ok(spec) => read.push(Read { blueprint, spec }),
+        // The envelope check accepted the kind, so the registry has it.
+        let Some(kind) = registry.get(blueprint.kind) else {
+            continue;
+        };
+        match kind.read(&blueprint) {
+            Ok(spec) => read.push(Read {
+                blueprint,
+                kind,
+                spec,
+            }),
             Err(diagnostic) => {
                 diagnostics.push(diagnostic);
                 unreadable.push(blueprint);
@@ -477,7 +488,7 @@ fn read_all<'a>(
         repository.insert(
             blueprint.name.to_string(),
             crate::plan::Exported {
-                kind: blueprint.kind.name().to_string(),
+                kind: blueprint.kind.to_string(),
                 file: blueprint.file.to_string(),
                 line: blueprint.node.span.line,
                 exports: crate::plan::Exports::default(),
@@ -546,12 +557,16 @@ pub struct CompiledBlueprint {
 /// Reads, plans and renders the overlays of the selected blueprints (`names` empty: all), in
 /// memory, with every finding of loading and planning. What `render` does before kustomize.
 pub fn compile(
-    loaded: &repo::Loaded,
+    loaded: &input::Loaded,
     registry: &Registry,
     names: &[String],
 ) -> Result<(Vec<CompiledBlueprint>, Vec<Diagnostic>), RenderError> {
     let mut diagnostics = loaded.diagnostics.clone();
-    let (read, repository) = read_all(unique_blueprints(loaded, registry), &mut diagnostics);
+    let (read, repository) = read_all(
+        unique_blueprints(loaded, registry),
+        registry,
+        &mut diagnostics,
+    );
     let mut out = Vec::new();
     for r in selected(&read, names) {
         let (compiled, found, _) = compile_one(r, &repository, &loaded.settings)?;
@@ -750,7 +765,7 @@ fn suppress(blueprint: &Blueprint<'_>, diagnostics: &mut Vec<Diagnostic>) -> usi
     let before = diagnostics.len();
     // Malformed input and what stops the plan stay: [`unsuppressible`] says why.
     diagnostics.retain(|d| {
-        blueprint::INPUT_RULES.contains(&d.rule.as_str())
+        crate::rules::INPUT_RULES.contains(&d.rule.as_str())
             || crate::rules::stops_planning(d.rule.as_str())
             || !ignored.iter().any(|id| id == d.rule.as_str())
     });

@@ -14,7 +14,7 @@
 
 include!(concat!(env!("OUT_DIR"), "/rule_docs.rs"));
 
-use crate::diagnostic::{IGNORE_ANNOTATION, Rule};
+use crate::diagnostic::{Diagnostic, IGNORE_ANNOTATION, Rule};
 
 /// Headings every rule doc has, in this order.
 pub const DOC_SECTIONS: &[&str] = &[
@@ -24,6 +24,25 @@ pub const DOC_SECTIONS: &[&str] = &[
     "## Fix",
     "## Accepted on purpose",
 ];
+
+/// Rule ids that mean the input itself is malformed (exit code 2 rather than 1).
+pub const INPUT_RULES: &[&str] = &[
+    "yaml-syntax",
+    "blueprint-schema",
+    "blueprint-kind",
+    "blueprint-api-version",
+    "blueprint-name",
+    "blueprint-name-duplicate",
+    "blueprint-object-collision",
+    crate::settings::SETTINGS_SCHEMA,
+    crate::jsonnet::JSONNET_EVALUATION,
+];
+
+/// Whether `diagnostic` is about malformed input rather than a finding.
+#[must_use]
+pub fn is_input_error(diagnostic: &Diagnostic) -> bool {
+    diagnostic.is_error() && INPUT_RULES.contains(&diagnostic.rule.as_str())
+}
 
 /// Which stage reports a rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -178,7 +197,7 @@ impl Suppressions {
                         .map(str::to_string),
                 });
             }
-            if crate::blueprint::INPUT_RULES.contains(&id) {
+            if INPUT_RULES.contains(&id) {
                 return Err(SuppressionError::Input(id.to_string()));
             }
             if stops_planning(id) {
@@ -229,7 +248,7 @@ impl Suppressions {
     pub fn apply(&self, diagnostics: &mut Vec<crate::diagnostic::Diagnostic>) -> usize {
         let before = diagnostics.len();
         diagnostics.retain(|d| {
-            if crate::blueprint::INPUT_RULES.contains(&d.rule.as_str()) || stopped_a_plan(d) {
+            if INPUT_RULES.contains(&d.rule.as_str()) || stopped_a_plan(d) {
                 return true;
             }
             if self.global.contains(d.rule.as_str()) {

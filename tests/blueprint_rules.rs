@@ -24,7 +24,7 @@ fn findings(file_name: &str, text: &str) -> Vec<Diagnostic> {
     std::fs::create_dir_all(&blueprints).expect("mkdir");
     std::fs::write(blueprints.join(file_name), text).expect("write");
     let registry = Registry::builtin();
-    let loaded = aiml::repo::load(repo.path(), &registry, u64::MAX).expect("load");
+    let loaded = aiml::input::load(repo.path(), &registry, u64::MAX).expect("load");
     let (_, diagnostics) = aiml::render::compile(&loaded, &registry, &[]).expect("compile");
     diagnostics
 }

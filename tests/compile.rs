@@ -44,7 +44,7 @@ fn overlays_match_their_golden_files() {
     let registry = Registry::builtin();
     for case in cases() {
         let name = case_name(&case);
-        let loaded = aiml::repo::load(&case, &registry, u64::MAX).expect("load");
+        let loaded = aiml::input::load(&case, &registry, u64::MAX).expect("load");
         let (compiled, diagnostics) =
             aiml::render::compile(&loaded, &registry, &[]).expect("compile");
         assert!(
@@ -189,7 +189,7 @@ fn every_container_requests_and_limits_cpu_and_memory() {
     let mut checked = 0;
     for case in cases() {
         let name = case_name(&case);
-        let loaded = aiml::repo::load(&case, &registry, u64::MAX).expect("load");
+        let loaded = aiml::input::load(&case, &registry, u64::MAX).expect("load");
         let (compiled, _) = aiml::render::compile(&loaded, &registry, &[]).expect("compile");
         for blueprint in compiled {
             let Some(compiled) = blueprint.compiled else {

@@ -11,7 +11,7 @@ mod common;
 use std::time::Duration;
 
 use aiml::kinds::Registry;
-use aiml::repo::Loaded;
+use aiml::input::Loaded;
 use libfuzzer_sys::fuzz_target;
 
 /// Output limit of a fuzzed file: small, so that big outputs are refused quickly.
@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
         .iter()
         .filter(|(p, _)| p.starts_with("blueprints/") && p.ends_with(".jsonnet"))
     {
-        let Ok(read) = aiml::repo::read_jsonnet(
+        let Ok(read) = aiml::input::read_jsonnet(
             root,
             &root.join(path),
             path.clone(),

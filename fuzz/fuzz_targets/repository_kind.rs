@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(registry) = Registry::for_repository(root, &limits) else {
         return;
     };
-    let Ok(loaded) = aiml::repo::load(root, &registry, limits.max_file_size) else {
+    let Ok(loaded) = aiml::input::load(root, &registry, limits.max_file_size) else {
         return;
     };
     let Ok((_, diagnostics)) = aiml::render::compile(&loaded, &registry, &[]) else {

@@ -1,14 +1,14 @@
-//! Blueprints: the short YAML documents people write, and the kinds that compile them.
+//! Blueprints: the short YAML documents people write.
 //!
 //! A blueprint is a Kubernetes-style document (`apiVersion: aiml.dev/v1alpha1`, `kind`,
-//! `metadata.name`, `spec`). This module checks the envelope, finds the [`Kind`] that owns the
-//! document in the [`Registry`], and reads its `spec` strictly ([`de`]). What happens next is
-//! the kind's business ([`crate::kinds`]).
+//! `metadata.name`, `spec`). This module checks the envelope against the kind names it is
+//! given ([`KnownKinds`]) and holds the strict reader of specs ([`de`]). It sits in the input
+//! layer, below the kinds: which kind compiles a blueprint, and how, is the business of
+//! `crate::kinds`, which implements [`KnownKinds`].
 
 pub mod de;
 
 use crate::diagnostic::{Diagnostic, RuleId};
-use crate::kinds::{Kind, Registry};
 use crate::yaml::{Node, Span};
 
 /// The `apiVersion` of every blueprint.
@@ -61,23 +61,13 @@ pub const RULES: &[crate::diagnostic::Rule] = &[
     },
 ];
 
-/// Rule ids that mean the input itself is malformed (exit code 2 rather than 1).
-pub const INPUT_RULES: &[&str] = &[
-    "yaml-syntax",
-    "blueprint-schema",
-    "blueprint-kind",
-    "blueprint-api-version",
-    "blueprint-name",
-    "blueprint-name-duplicate",
-    "blueprint-object-collision",
-    crate::settings::SETTINGS_SCHEMA,
-    crate::jsonnet::JSONNET_EVALUATION,
-];
-
-/// Whether `diagnostic` is about malformed input rather than a finding.
-#[must_use]
-pub fn is_input_error(diagnostic: &Diagnostic) -> bool {
-    diagnostic.is_error() && INPUT_RULES.contains(&diagnostic.rule.as_str())
+/// The blueprint kinds the envelope check accepts. The kinds themselves sit in a higher layer
+/// (`crate::kinds::Registry` implements this), so the envelope knows them by name only.
+pub trait KnownKinds {
+    /// Whether `name` is a blueprint kind.
+    fn is_kind(&self, name: &str) -> bool;
+    /// Every kind's name, sorted.
+    fn kind_names(&self) -> Vec<&str>;
 }
 
 /// A blueprint document whose envelope has been checked.
@@ -89,8 +79,8 @@ pub struct Blueprint<'a> {
     pub node: &'a Node,
     /// `metadata.name`.
     pub name: &'a str,
-    /// Its kind.
-    pub kind: &'a dyn Kind,
+    /// The name of its kind, one the [`KnownKinds`] of the envelope check had.
+    pub kind: &'a str,
     /// The text of its file (spans index into it), when known: messages then quote values
     /// exactly as written.
     pub source: &'a str,
@@ -101,7 +91,7 @@ impl std::fmt::Debug for Blueprint<'_> {
         f.debug_struct("Blueprint")
             .field("file", &self.file)
             .field("name", &self.name)
-            .field("kind", &self.kind.name())
+            .field("kind", &self.kind)
             .finish_non_exhaustive()
     }
 }
@@ -111,7 +101,7 @@ impl<'a> Blueprint<'a> {
     pub fn from_node(
         file: &'a str,
         node: &'a Node,
-        registry: &'a Registry,
+        kinds: &dyn KnownKinds,
     ) -> Result<Self, Diagnostic> {
         let at = |span: Span| (file, span);
         let schema_error = |message: String, span: Span, field: &str| {
@@ -153,11 +143,11 @@ impl<'a> Blueprint<'a> {
         let kind_node = node.get("kind");
         let Some(kind_name) = kind_node.and_then(Node::as_str) else {
             return Err(schema_error("missing `kind`".into(), node.span, "kind")
-                .expected(known_kinds(registry))
+                .expected(known_kinds(kinds))
                 .fix("add `kind:` with a blueprint kind"));
         };
-        let Some(kind) = registry.get(kind_name) else {
-            let names = registry.names();
+        if !kinds.is_kind(kind_name) {
+            let names = kinds.kind_names();
             let mut d = Diagnostic::error(
                 "blueprint-kind",
                 format!("unknown blueprint kind: `{kind_name}`"),
@@ -165,12 +155,12 @@ impl<'a> Blueprint<'a> {
             .at(file, kind_node.map_or(node.span, |n| n.span))
             .field("kind")
             .found(kind_name)
-            .expected(known_kinds(registry));
+            .expected(known_kinds(kinds));
             if let Some(best) = crate::catalog::closest(kind_name, names) {
                 d = d.fix(format!("did you mean `{best}`?"));
             }
             return Err(d);
-        };
+        }
         let metadata = node.get("metadata");
         if let Some((key, _)) = metadata.and_then(Node::as_map).and_then(|m| {
             m.iter()
@@ -224,7 +214,7 @@ impl<'a> Blueprint<'a> {
             file,
             node,
             name,
-            kind,
+            kind: kind_name,
             source: "",
         })
     }
@@ -256,7 +246,7 @@ impl<'a> Blueprint<'a> {
     pub fn object_ref(&self) -> crate::diagnostic::ObjectRef {
         crate::diagnostic::ObjectRef {
             group: API_GROUP.into(),
-            kind: self.kind.name().to_string(),
+            kind: self.kind.to_string(),
             namespace: None,
             name: self.name.to_string(),
         }
@@ -371,20 +361,25 @@ impl<'a> Blueprint<'a> {
     }
 }
 
-fn known_kinds(registry: &Registry) -> String {
-    let names: Vec<String> = registry.names().map(|k| format!("`{k}`")).collect();
+fn known_kinds(kinds: &dyn KnownKinds) -> String {
+    let names: Vec<String> = kinds
+        .kind_names()
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect();
     format!("one of {}", names.join(", "))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kinds::Registry;
     use crate::yaml::parse_documents;
 
     fn envelope(text: &str) -> Result<String, Diagnostic> {
         let docs = parse_documents(text).unwrap();
         let registry = Registry::builtin();
-        Blueprint::from_node("b.yaml", &docs[0], &registry).map(|b| b.kind.name().to_string())
+        Blueprint::from_node("b.yaml", &docs[0], &registry).map(|b| b.kind.to_string())
     }
 
     #[test]
@@ -410,7 +405,8 @@ mod tests {
         let blueprint = Blueprint::from_node("b.yaml", &docs[0], &registry)
             .unwrap()
             .with_source(text);
-        let error = blueprint.kind.read(&blueprint).err().unwrap();
+        let kind = registry.get(blueprint.kind).unwrap();
+        let error = kind.read(&blueprint).err().unwrap();
         assert_eq!(error.fix.as_deref(), Some("quote the value: `\"1.10\"`"));
         assert_eq!(error.found.as_deref(), Some("1.10"));
     }

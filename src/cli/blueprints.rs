@@ -8,19 +8,13 @@ use super::{Context, Outcome};
 
 pub(super) fn list(context: &Context<'_>) -> anyhow::Result<Outcome> {
     let root = context.root()?;
-    let loaded = aiml::repo::load(&root, &context.registry, context.limits.max_file_size)?;
+    let loaded = aiml::input::load(&root, &context.registry, context.limits.max_file_size)?;
     let registry = &context.registry;
     let printer = &context.printer;
     let listed: Vec<(String, String, String)> = loaded
         .blueprints(registry)
         .iter()
-        .map(|b| {
-            (
-                b.name.to_string(),
-                b.kind.name().to_string(),
-                b.file.to_string(),
-            )
-        })
+        .map(|b| (b.name.to_string(), b.kind.to_string(), b.file.to_string()))
         .collect();
     if printer.json {
         let kinds: Vec<_> = registry
@@ -70,7 +64,7 @@ pub(super) fn list(context: &Context<'_>) -> anyhow::Result<Outcome> {
         printer.diagnostics(&loaded.diagnostics, 0, &|f| loaded.text(f));
     }
     Ok(
-        if loaded.diagnostics.iter().any(blueprint::is_input_error) {
+        if loaded.diagnostics.iter().any(aiml::rules::is_input_error) {
             Outcome::Failure
         } else if loaded.diagnostics.iter().any(Diagnostic::is_error) {
             Outcome::Findings

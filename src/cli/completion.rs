@@ -331,14 +331,14 @@ fn blueprint_names(context: &Context<'_>, repo: Option<&PathBuf>) -> Vec<(String
     let Some(root) = repo.cloned().or_else(|| context.root().ok()) else {
         return Vec::new();
     };
-    let Ok(loaded) = aiml::repo::load(&root, &context.registry, context.limits.max_file_size)
+    let Ok(loaded) = aiml::input::load(&root, &context.registry, context.limits.max_file_size)
     else {
         return Vec::new();
     };
     let mut names: Vec<(String, String)> = loaded
         .blueprints(&context.registry)
         .iter()
-        .map(|b| (b.name.to_string(), b.kind.name().to_string()))
+        .map(|b| (b.name.to_string(), b.kind.to_string()))
         .collect();
     names.sort();
     names.dedup_by(|a, b| a.0 == b.0);

@@ -25,6 +25,7 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use aiml::diagnostic::{self, Diagnostic};
+use aiml::input;
 use aiml::kinds::Registry;
 use aiml::kustomize::Kustomize;
 use aiml::limits::Limits;
@@ -278,8 +279,8 @@ impl Context<'_> {
 
     /// Loads the repository's blueprints. A repository without any is an error: rendering
     /// it would delete every output, and checking it would check nothing.
-    fn load(&self, root: &Path) -> anyhow::Result<repo::Loaded> {
-        let loaded = repo::load(root, &self.registry, self.limits.max_file_size)?;
+    fn load(&self, root: &Path) -> anyhow::Result<input::Loaded> {
+        let loaded = input::load(root, &self.registry, self.limits.max_file_size)?;
         let documents: usize = loaded.files.iter().map(|f| f.documents.len()).sum();
         if documents == 0 && loaded.diagnostics.is_empty() {
             anyhow::bail!(

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use aiml::cache::{self, Cache};
 use aiml::gitops::commit::{self, Committed};
+use aiml::input::Loaded;
 use aiml::render::{self, Report};
-use aiml::repo::Loaded;
 use aiml::workspace::{self, Change, Comparison, HandEdits, Workspace};
 
 use super::{Context, Outcome, outcome_of, plural, progress};

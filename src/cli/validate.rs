@@ -6,6 +6,7 @@ use rayon::prelude::*;
 
 use aiml::blueprint;
 use aiml::diagnostic::{self, Diagnostic, ObjectRef};
+use aiml::input;
 use aiml::render::{self, Checks, Report};
 use aiml::repo::{self, SourceFile};
 use aiml::rules::Suppressions;
@@ -67,7 +68,7 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
         .map(|file| check_file(checks, max_file_size, jsonnet.as_ref(), file))
         .collect::<anyhow::Result<_>>()?;
     let mut manifests: Vec<SourceFile> = Vec::new();
-    let mut blueprints = repo::Loaded::default();
+    let mut blueprints = input::Loaded::default();
     let mut suppressions = context.suppressions.clone();
     let mut coverage = Coverage::default();
     for file in checked {
@@ -141,7 +142,7 @@ struct CheckedFile {
     /// Its blueprint documents, compiled later with the repository's others.
     blueprints: Option<SourceFile>,
     /// What a Jsonnet file's evaluation read, for the blueprints' findings and snippets.
-    jsonnet: Option<repo::JsonnetFile>,
+    jsonnet: Option<input::JsonnetFile>,
     /// The file with only the documents the cross-object rules read, when it has any or
     /// findings to print with its text.
     kept: Option<SourceFile>,
@@ -168,7 +169,7 @@ fn check_file(
     let (mut source, mut diagnostics, jsonnet) = match jsonnet_context {
         Some(context) if repo::is_jsonnet(file) => {
             let root = jsonnet_root(context.root.as_deref(), file);
-            let read = repo::read_jsonnet(
+            let read = input::read_jsonnet(
                 &root,
                 file,
                 display,
@@ -398,7 +399,7 @@ fn inputs(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
 /// Renders every blueprint of `loaded` into a throwaway folder, for its findings.
 fn build_in_temp(
     context: &Context<'_>,
-    loaded: &repo::Loaded,
+    loaded: &input::Loaded,
     root: &Path,
 ) -> anyhow::Result<Report> {
     let kustomize = context.kustomize()?;

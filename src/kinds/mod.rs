@@ -248,6 +248,16 @@ impl Registry {
     }
 }
 
+impl crate::blueprint::KnownKinds for Registry {
+    fn is_kind(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    fn kind_names(&self) -> Vec<&str> {
+        self.names().collect()
+    }
+}
+
 /// Phase 1 for a whole repository: what each blueprint exports, by name.
 #[must_use]
 pub fn repository<'a>(
@@ -259,7 +269,7 @@ pub fn repository<'a>(
             (
                 blueprint.name.to_string(),
                 crate::plan::Exported {
-                    kind: blueprint.kind.name().to_string(),
+                    kind: blueprint.kind.to_string(),
                     file: blueprint.file.to_string(),
                     line: blueprint.node.span.line,
                     exports: spec.exports(blueprint),
