@@ -13,8 +13,8 @@
 //! (`model::placement`) and what HorizontalPodAutoscalers scale (`model::autoscaler`); it
 //! makes no findings. `rules` holds one
 //! module per rule family, each reading only the model, `rules::shared` (finding builders
-//! several families use), the catalog and diagnostics, never another family; the `layering`
-//! test keeps it so. This module owns the public surface ([`Object`], [`validate`], [`RULES`]
+//! several families use), the catalog and diagnostics, never another family; `tests/layers.rs`
+//! keeps it so. This module owns the public surface ([`Object`], [`validate`], [`RULES`]
 //! and the rule ids) and no rule logic: it reads the model, then runs each family. Facts about
 //! accelerators come from [`crate::catalog`] only.
 //!
@@ -22,8 +22,6 @@
 //! in a pod's `nodeSelector` is `tpu-topology-shape`, the same value in a `ResourceFlavor` is
 //! `kueue-flavor-labels`, and in a node pool `nodepool-tpu-machine-topology`.
 
-#[cfg(test)]
-mod layering;
 // Also read by `gitops::impact`, to count the accelerators of node pools and workloads.
 pub(crate) mod model;
 mod rules;
