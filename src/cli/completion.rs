@@ -357,37 +357,59 @@ fn explain_paths(context: &Context<'_>, current: &str) -> Answer {
             .collect();
         return Answer::of(kinds, directive::NO_SPACE | directive::NO_FILE);
     };
-    let (kind_name, path) = explain::split(head);
-    let Ok(kind) = schema::kind(&context.registry, kind_name) else {
-        return Answer::of(Vec::new(), directive::NO_FILE);
-    };
-    let document = schema::document(kind);
-    let Ok(view) = explain::resolve(&document, &path) else {
-        return Answer::of(Vec::new(), directive::NO_FILE);
-    };
-    let fields = view
-        .fields()
-        .iter()
-        .filter(|field| field.name.starts_with(partial))
-        .map(|field| {
-            let inner = explain::View::of(&document, field.schema);
-            let more = if inner.fields().is_empty() { "" } else { "." };
-            let doc = inner
-                .description()
-                .map(|d| explain::first_line(&d).to_string())
-                .unwrap_or_default();
-            (format!("{head}.{}{more}", field.name), doc)
-        })
-        .collect();
-    Answer::of(
-        fields,
-        directive::NO_SPACE | directive::NO_FILE | directive::KEEP_ORDER,
-    )
+    with_field(context, head, |document, view| {
+        let fields = view
+            .fields()
+            .iter()
+            .filter(|field| field.name.starts_with(partial))
+            .map(|field| {
+                let inner = explain::View::of(document, field.schema);
+                let more = if inner.fields().is_empty() { "" } else { "." };
+                let doc = inner
+                    .description()
+                    .map(|d| explain::first_line(&d).to_string())
+                    .unwrap_or_default();
+                (format!("{head}.{}{more}", field.name), doc)
+            })
+            .collect();
+        Answer::of(
+            fields,
+            directive::NO_SPACE | directive::NO_FILE | directive::KEEP_ORDER,
+        )
+    })
 }
 
 /// The allowed values of the field `target` names (`MultisliceTraining.spec.tpu.type`: the
 /// catalog's TPU types).
 fn field_values(context: &Context<'_>, target: &str) -> Answer {
+    with_field(context, target, |_, view| {
+        let values = view
+            .allowed()
+            .0
+            .iter()
+            .map(|(value, doc)| {
+                let text = match value {
+                    serde_json::Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                (
+                    text,
+                    doc.map(|d| explain::first_line(d).to_string())
+                        .unwrap_or_default(),
+                )
+            })
+            .collect();
+        Answer::of(values, directive::NO_FILE | directive::KEEP_ORDER)
+    })
+}
+
+/// Answers about the field `target` names (`Kind.spec.x`) with `answer`, given the kind's
+/// schema document and the field's view; nothing when the kind or the field is unknown.
+fn with_field(
+    context: &Context<'_>,
+    target: &str,
+    answer: impl FnOnce(&serde_json::Value, explain::View<'_>) -> Answer,
+) -> Answer {
     let (kind_name, path) = explain::split(target);
     let Ok(kind) = schema::kind(&context.registry, kind_name) else {
         return Answer::of(Vec::new(), directive::NO_FILE);
@@ -396,23 +418,7 @@ fn field_values(context: &Context<'_>, target: &str) -> Answer {
     let Ok(view) = explain::resolve(&document, &path) else {
         return Answer::of(Vec::new(), directive::NO_FILE);
     };
-    let values = view
-        .allowed()
-        .0
-        .iter()
-        .map(|(value, doc)| {
-            let text = match value {
-                serde_json::Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
-            (
-                text,
-                doc.map(|d| explain::first_line(d).to_string())
-                    .unwrap_or_default(),
-            )
-        })
-        .collect();
-    Answer::of(values, directive::NO_FILE | directive::KEEP_ORDER)
+    answer(&document, view)
 }
 
 const BASH: &str = r#"# bash completion for kubectl-aiml. Load it with:
