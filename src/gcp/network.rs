@@ -195,7 +195,7 @@ impl Gcp {
             );
             d.expected = Some("a prefix length of /26 or shorter (/23 recommended)".into());
         }
-        let name = self.given_or_derived(None, "-proxy-subnet", 1, 63);
+        let name = names::derived(&self.blueprint, "-proxy-subnet", 1, 63);
         self.infra.subnetworks.push(SubnetworkPlan {
             meta: Meta::new(name, depends_on),
             region: self.region.clone(),

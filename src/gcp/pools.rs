@@ -296,7 +296,7 @@ impl Gcp {
     /// The name of a pool on a cluster other blueprints use too: the blueprint's name and
     /// `suffix`, so pools of two blueprints never collide.
     fn shared_pool_name(&self, suffix: &str) -> String {
-        self.given_or_derived(None, suffix, 1, POOL_NAME_MAX)
+        names::derived(&self.blueprint, suffix, 1, POOL_NAME_MAX)
     }
 
     fn node_pool(&mut self, input: NodePoolInput<'_>) {
