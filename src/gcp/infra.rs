@@ -488,19 +488,12 @@ impl Infrastructure {
     /// Whether there is no object at all (every resource exists already).
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.services.is_empty()
-            && self.networks.is_empty()
-            && self.subnetworks.is_empty()
-            && self.clusters.is_empty()
-            && self.node_pools.is_empty()
-            && self.service_accounts.is_empty()
-            && self.iam_members.is_empty()
-            && self.buckets.is_empty()
-            && self.registries.is_empty()
-            && self.message_schemas.is_empty()
-            && self.topics.is_empty()
-            && self.subscriptions.is_empty()
-            && self.datasets.is_empty()
-            && self.tables.is_empty()
+        // Every list empty: what is left is where the objects would go.
+        *self
+            == Self {
+                project: self.project.clone(),
+                namespace: self.namespace.clone(),
+                ..Self::default()
+            }
     }
 }

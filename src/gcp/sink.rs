@@ -5,8 +5,8 @@
 //! schema, with the message metadata. A serving blueprint can own the sink (`SaxServing`), a
 //! load test can own one or publish into its target's ([`crate::plan::Exports::metrics_topic`]).
 
+use super::spec::MetricsSinkSpec;
 use super::{Column, Gcp, TopicHandle, rule};
-use crate::gcp::spec::MetricsSinkSpec;
 use crate::plan::{Planner, TopicExport};
 
 /// The `Metrics` message load generators publish, field for field the table below.
