@@ -73,7 +73,7 @@ fn kinds() -> Vec<String> {
 
 fn schema_of(repo: &TestRepo, kind: &str) -> Value {
     let run = repo.aiml(&["schema", kind]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     serde_json::from_str(&run.stdout).expect("schema is JSON")
 }
 
@@ -167,20 +167,16 @@ fn tpu_types_are_offered_but_every_accepted_spelling_validates() {
 fn schema_of_an_unknown_kind_fails_with_a_suggestion() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["schema", "MultisliceTrainin"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
+    run.expect_code(2);
     assert!(run.stdout.is_empty());
-    assert!(
-        run.stderr.contains("did you mean `MultisliceTraining`?"),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has("did you mean `MultisliceTraining`?");
 }
 
 #[test]
 fn blueprints_schema_still_prints_the_spec_schema() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["blueprints", "--schema", "SaxServing"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let spec: Value = serde_json::from_str(&run.stdout).unwrap();
     assert!(spec["properties"]["tpu"].is_object());
     assert!(spec["properties"].get("apiVersion").is_none());
@@ -190,7 +186,7 @@ fn blueprints_schema_still_prints_the_spec_schema() {
 fn explain_a_kind() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["explain", "MultisliceTraining"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     insta::assert_snapshot!(run.stdout);
 }
 
@@ -198,7 +194,7 @@ fn explain_a_kind() {
 fn explain_a_nested_field_walks_optional_structs() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["explain", "MultisliceTraining.spec.tpu"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     insta::assert_snapshot!(run.stdout);
 }
 
@@ -206,17 +202,9 @@ fn explain_a_nested_field_walks_optional_structs() {
 fn explain_tpu_type_lists_the_catalogs_types() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["explain", "SaxServing.spec.tpu.type"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(
-        run.stdout.contains("FIELD:    type <string> -required-"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("DESCRIPTION:\n    Catalog name"),
-        "{}",
-        run.stdout
-    );
+    run.expect_code(0);
+    run.stdout_has("FIELD:    type <string> -required-");
+    run.stdout_has("DESCRIPTION:\n    Catalog name");
     for name in ["v4-32", "v5litepod-16", "v5p-64", "v6e-8"] {
         assert!(
             run.stdout.contains(&format!(" {name},")),
@@ -225,7 +213,7 @@ fn explain_tpu_type_lists_the_catalogs_types() {
         );
     }
     let json = repo.aiml(&["explain", "SaxServing.spec.tpu.type", "-o", "json"]);
-    assert_eq!(json.code, 0, "{}", json.transcript());
+    json.expect_code(0);
     let json: Value = serde_json::from_str(&json.stdout).unwrap();
     let values: Vec<String> = json["values"]
         .as_array()
@@ -243,46 +231,38 @@ fn explain_tpu_type_lists_the_catalogs_types() {
 fn explain_shows_defaults_and_enumerated_values() {
     let repo = TestRepo::new();
     let slices = repo.aiml(&["explain", "MultisliceTraining.spec.tpu.slices"]);
-    assert_eq!(slices.code, 0, "{}", slices.transcript());
-    assert!(slices.stdout.contains("DEFAULT:  1"), "{}", slices.stdout);
+    slices.expect_code(0);
+    slices.stdout_has("DEFAULT:  1");
     let gpu = repo.aiml(&["explain", "TritonServing.spec.gpu.type"]);
-    assert_eq!(gpu.code, 0, "{}", gpu.transcript());
-    assert!(gpu.stdout.contains("ALLOWED VALUES:\n"), "{}", gpu.stdout);
-    assert!(gpu.stdout.contains("nvidia-tesla-t4"), "{}", gpu.stdout);
+    gpu.expect_code(0);
+    gpu.stdout_has("ALLOWED VALUES:\n");
+    gpu.stdout_has("nvidia-tesla-t4");
 }
 
 #[test]
 fn explain_a_value_of_a_field() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["explain", "SaxServing.spec.tpu.type", "v5litepod-16"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert_eq!(
         run.stdout,
         "v5litepod-16: TPU v5e slice, topology 4x4, 4 hosts x 4 chips (16 chips), machine type ct5lp-hightpu-4t, node label cloud.google.com/gke-tpu-accelerator=tpu-v5-lite-podslice\n"
     );
     let unknown = repo.aiml(&["explain", "SaxServing.spec.tpu.type", "v5litepod-17"]);
-    assert_eq!(unknown.code, 2, "{}", unknown.transcript());
-    assert!(
-        unknown.stderr.contains("did you mean `v5litepod-16`?"),
-        "{}",
-        unknown.stderr
-    );
+    unknown.expect_code(2);
+    unknown.stderr_has("did you mean `v5litepod-16`?");
 }
 
 #[test]
 fn explain_an_unknown_field_fails_with_a_suggestion() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["explain", "MultisliceTraining.spec.tpu.tipe"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
+    run.expect_code(2);
     assert!(run.stdout.is_empty());
     insta::assert_snapshot!(run.stderr, @"error: field `spec.tpu.tipe` does not exist in MultisliceTraining; did you mean `type`? (fields of `spec.tpu`: slices, topology, type)");
     let kind = repo.aiml(&["explain", "SaxServng.spec"]);
-    assert_eq!(kind.code, 2, "{}", kind.transcript());
-    assert!(
-        kind.stderr.contains("did you mean `SaxServing`?"),
-        "{}",
-        kind.stderr
-    );
+    kind.expect_code(2);
+    kind.stderr_has("did you mean `SaxServing`?");
 }
 
 /// A repository with blueprints of two kinds, one in a sub-folder.
@@ -297,7 +277,7 @@ fn complete(repo: &TestRepo, words: &[&str]) -> (Vec<String>, String) {
     let mut args = vec!["__complete", "--"];
     args.extend_from_slice(words);
     let run = repo.aiml(&args);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let mut lines: Vec<String> = run.stdout.lines().map(str::to_string).collect();
     let directive = lines.pop().expect("directive line");
     assert!(directive.starts_with(':'), "{}", run.stdout);
@@ -415,7 +395,7 @@ fn completion_scripts_generate_and_parse() {
     let repo = TestRepo::new();
     for shell in ["bash", "zsh", "fish", "kubectl"] {
         let run = repo.aiml(&["completion", shell]);
-        assert_eq!(run.code, 0, "{}", run.transcript());
+        run.expect_code(0);
         assert!(run.stdout.contains("kubectl-aiml __complete --"), "{shell}");
         let file = repo.path().join(format!("completion.{shell}"));
         std::fs::write(&file, &run.stdout).unwrap();
@@ -432,7 +412,7 @@ fn completion_scripts_generate_and_parse() {
         assert!(status.success(), "{checker} -n rejects the {shell} script");
     }
     let bad = repo.aiml(&["completion", "tcsh"]);
-    assert_eq!(bad.code, 2, "{}", bad.transcript());
+    bad.expect_code(2);
 }
 
 #[test]
@@ -547,8 +527,8 @@ fn kubectl_completes_the_plugin_through_kubectl_complete_aiml() {
 fn man_page_documents_every_command() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["man"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(run.stdout.contains(".TH KUBECTL-AIML 1"), "{}", run.stdout);
+    run.expect_code(0);
+    run.stdout_has(".TH KUBECTL-AIML 1");
     // The visible commands, as `--help` lists them.
     let help = repo.aiml(&["--help"]).stdout;
     let commands: Vec<&str> = help

@@ -39,7 +39,7 @@ fn symlinked_output_folders_are_refused_and_their_targets_untouched() {
         std::os::unix::fs::symlink(outside.path(), repo.path().join(top)).unwrap();
         let run = repo.aiml(&["render"]);
         assert_eq!(run.code, 2, "{top}: {}", run.transcript());
-        assert!(run.stderr.contains("symbolic link"), "{}", run.stderr);
+        run.stderr_has("symbolic link");
         assert!(outside.path().join("precious/data.txt").exists());
         let entries: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
         assert_eq!(entries.len(), 1, "{top}: something was written outside");
@@ -95,8 +95,8 @@ fn a_blueprint_that_builds_to_nothing_writes_nothing() {
         &["render", "--kustomize=binary"],
         &[env("AIML_KUSTOMIZE", &fake)],
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(run.stderr.contains("builds to no object"), "{}", run.stderr);
+    run.expect_code(2);
+    run.stderr_has("builds to no object");
     assert_eq!(before, repo.generated());
 }
 
@@ -112,24 +112,16 @@ fn a_missing_or_empty_blueprints_folder_deletes_nothing() {
     )
     .unwrap();
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("no blueprint under `blueprints/`"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2);
+    run.stderr_has("no blueprint under `blueprints/`");
     assert_eq!(repo.aiml(&["render", "--check"]).code, 2);
     assert_eq!(repo.aiml(&["validate"]).code, 2);
     // No blueprints/ folder at all, in a git work tree.
     std::fs::remove_dir(repo.path().join("blueprints")).unwrap();
     std::fs::create_dir(repo.path().join(".git")).unwrap();
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("no `blueprints/` folder"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2);
+    run.stderr_has("no `blueprints/` folder");
     assert_eq!(before, repo.generated());
 }
 
@@ -175,7 +167,7 @@ fn the_repository_is_found_from_a_sub_folder_or_said_to_be_missing() {
         .join("blueprints/multislice-v4-32-training.yaml");
     let run = repo.aiml(&["--repo", file.to_str().unwrap(), "render"]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("not a folder"), "{}", run.stderr);
+    run.stderr_has("not a folder");
 }
 
 /// kill -9 while kustomize runs: the tree stays as it was, and the next run cleans up and
@@ -222,7 +214,7 @@ fn a_killed_render_leaves_the_old_tree_and_the_next_run_recovers() {
         assert_eq!(before, repo.generated(), "{signal}: the tree changed");
     }
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert!(!repo.path().join(".aiml/staging").exists());
     assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
 }
@@ -290,18 +282,10 @@ fn a_hanging_kustomize_is_stopped_and_named() {
             ("AIML_KUSTOMIZE_TIMEOUT", std::ffi::OsStr::new("1")),
         ],
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
+    run.expect_code(2);
     assert!(started.elapsed() < Duration::from_secs(30));
-    assert!(
-        run.stderr.contains("overlays/multislice-v4-32-training/"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("AIML_KUSTOMIZE_TIMEOUT"),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has("overlays/multislice-v4-32-training/");
+    run.stderr_has("AIML_KUSTOMIZE_TIMEOUT");
     assert!(repo.generated().is_empty());
 }
 
@@ -316,12 +300,8 @@ fn an_endless_kustomize_output_is_stopped() {
             ("AIML_MAX_FILE_SIZE", std::ffi::OsStr::new("1M")),
         ],
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("printed more than 1 MiB"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2);
+    run.stderr_has("printed more than 1 MiB");
 }
 
 #[test]
@@ -331,35 +311,27 @@ fn fifos_devices_and_huge_files_are_named_not_read() {
     let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(status.success());
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(run.stderr.contains("is a FIFO"), "{}", run.stderr);
+    run.expect_code(2);
+    run.stderr_has("is a FIFO");
     std::fs::remove_file(&fifo).unwrap();
 
     std::os::unix::fs::symlink("/dev/zero", repo.path().join("blueprints/zero.yaml")).unwrap();
     let run = repo.aiml(&["validate"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(run.stderr.contains("a character device"), "{}", run.stderr);
+    run.expect_code(2);
+    run.stderr_has("a character device");
     std::fs::remove_file(repo.path().join("blueprints/zero.yaml")).unwrap();
 
     let run = repo.aiml(&["validate", "/dev/null"]);
     assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("`/dev/null` is a character device"),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has("`/dev/null` is a character device");
 
     let run = repo.aiml_with_env(
         &["render"],
         &[("AIML_MAX_FILE_SIZE", std::ffi::OsStr::new("100"))],
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("larger than 100 bytes"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("AIML_MAX_FILE_SIZE"), "{}", run.stderr);
+    run.expect_code(2);
+    run.stderr_has("larger than 100 bytes");
+    run.stderr_has("AIML_MAX_FILE_SIZE");
 }
 
 #[test]
@@ -371,7 +343,7 @@ fn huge_counts_in_manifests_are_checked_quickly() {
     );
     let started = Instant::now();
     let run = repo.aiml(&["validate", "k8s"]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
+    run.expect_code(1);
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
@@ -383,8 +355,8 @@ fn files_with_thousands_of_documents_are_read() {
         .collect();
     repo.write("k8s/many.yaml", &text);
     let run = repo.aiml(&["validate", "k8s/many.yaml"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(run.stderr.contains("1100 objects"), "{}", run.stderr);
+    run.expect_code(0);
+    run.stderr_has("1100 objects");
 }
 
 #[test]
@@ -427,10 +399,6 @@ fn the_fix_for_an_unquoted_version_keeps_its_digits() {
         &EXAMPLE.replace("image: python:3.11", "image: 1.10"),
     );
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("quote the value: `\"1.10\"`"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2);
+    run.stderr_has("quote the value: `\"1.10\"`");
 }

@@ -68,7 +68,7 @@ fn relative(from: &Path, to: &Path) -> String {
 fn rendered_repo() -> TestRepo {
     let repo = TestRepo::new();
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     repo
 }
 
@@ -107,7 +107,7 @@ fn a_hostile_journal_changes_nothing() {
             "{journal}: {}",
             run.stderr
         );
-        assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
+        run.stderr_has("nothing was changed");
         assert_eq!(outside.listing(), listing, "{journal}: outside changed");
         assert_eq!(repo.generated(), before, "{journal}: output changed");
         assert!(repo.path().join("blueprints").is_dir(), "{journal}");
@@ -206,7 +206,7 @@ fn inputs_linked_from_outside_the_repository_are_refused() {
     )
     .unwrap();
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert!(repo.path().join("rendered/from-outside").is_dir());
 }
 
@@ -239,16 +239,10 @@ fn a_forged_cache_entry_never_vouches_for_output() {
     std::fs::write(&entry_path, entry.to_string()).unwrap();
 
     let check = repo.aiml(&["render", "--check"]);
-    assert_eq!(check.code, 1, "{}", check.transcript());
-    assert!(
-        check
-            .stderr
-            .contains(&format!("would change rendered/{NAME}/{file}")),
-        "{}",
-        check.stderr
-    );
+    check.expect_code(1);
+    check.stderr_has(&format!("would change rendered/{NAME}/{file}"));
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert_eq!(std::fs::read(folder.join(file)).unwrap(), original);
 }
 
@@ -360,20 +354,15 @@ fn an_unwritable_output_folder_is_named_with_the_cause() {
     let before = repo.generated();
     let _guard = make_unwritable(&repo.path().join("rendered"));
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr
-            .contains(&format!("could not replace `rendered/{NAME}`")),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2);
+    run.stderr_has(&format!("could not replace `rendered/{NAME}`"));
     assert!(
         run.stderr.contains("immutable") || run.stderr.contains("not writable by this user"),
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
-    assert!(!run.stderr.contains(".aiml/staging"), "{}", run.stderr);
+    run.stderr_has("nothing was changed");
+    run.stderr_lacks(".aiml/staging");
     assert_eq!(repo.generated(), before);
 }
 

@@ -52,7 +52,7 @@ fn edited_clone() -> TestRepo {
     );
     repo.write(BLUEPRINT, &text.replace("slices: 2", "slices: 3"));
     let render = repo.aiml(&["render"]);
-    assert_eq!(render.code, 0, "{}", render.transcript());
+    render.expect_code(0);
     repo
 }
 
@@ -60,7 +60,7 @@ fn diff(repo: &TestRepo, args: &[&str]) -> Run {
     let mut all = vec!["diff"];
     all.extend_from_slice(args);
     let run = repo.aiml(&all);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     run
 }
 

@@ -152,18 +152,9 @@ fn a_yaml_1_1_word_where_a_string_belongs_says_what_kubectl_reads() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: n\ndata:\n  k: \"1\"\n",
     );
     let run = repo.aiml(&["validate", "k8s"]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(
-        run.stderr
-            .contains("kubectl reads the unquoted `n` as the boolean `false` (YAML 1.1)"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("quote the value: `namespace: \"n\"`"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(1);
+    run.stderr_has("kubectl reads the unquoted `n` as the boolean `false` (YAML 1.1)");
+    run.stderr_has("quote the value: `namespace: \"n\"`");
 }
 
 #[test]
@@ -173,13 +164,9 @@ fn infinity_and_nan_are_refused_as_kubectl_refuses_them() {
         repo.write("k8s/hpa.yaml", &autoscaler(written));
         let run = repo.aiml(&["validate", "k8s"]);
         assert_eq!(run.code, 2, "{written}: {}", run.transcript());
-        assert!(run.stderr.contains("[yaml-syntax]"), "{}", run.stderr);
-        assert!(run.stderr.contains("k8s/hpa.yaml:9"), "{}", run.stderr);
-        assert!(
-            run.stderr.contains("kubectl refuses the whole file"),
-            "{}",
-            run.stderr
-        );
+        run.stderr_has("[yaml-syntax]");
+        run.stderr_has("k8s/hpa.yaml:9");
+        run.stderr_has("kubectl refuses the whole file");
     }
 }
 
@@ -196,25 +183,10 @@ fn values_readers_disagree_on_are_warnings_with_the_unambiguous_spelling() {
         "warnings never change the exit code: {}",
         run.transcript()
     );
-    assert!(
-        run.stderr.contains("warning[yaml-ambiguous]"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains(
-            "`010` is the number 8 to kubectl and the API server, but the number 10 to YAML 1.2 readers"
-        ),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("k8s/hpa.yaml:9"), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("write `8`, or quote it (`\"010\"`) if you meant text"),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has("warning[yaml-ambiguous]");
+    run.stderr_has("`010` is the number 8 to kubectl and the API server, but the number 10 to YAML 1.2 readers");
+    run.stderr_has("k8s/hpa.yaml:9");
+    run.stderr_has("write `8`, or quote it (`\"010\"`) if you meant text");
     // Quoted values are what they say: one warning only.
     assert_eq!(
         run.stderr.matches("[yaml-ambiguous]").count(),
@@ -236,9 +208,9 @@ fn blueprints_are_read_with_the_same_reader() {
     assert_ne!(blueprint, support::EXAMPLE);
     repo.write("blueprints/multislice-v4-32-training.yaml", &blueprint);
     let run = repo.aiml(&["validate"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(run.stderr.contains("[yaml-ambiguous]"), "{}", run.stderr);
-    assert!(run.stderr.contains("metadata.name"), "{}", run.stderr);
+    run.expect_code(2);
+    run.stderr_has("[yaml-ambiguous]");
+    run.stderr_has("metadata.name");
 }
 
 /// Runs the binary in `repo` with `input` on standard input (a pipe).
@@ -249,11 +221,9 @@ fn aiml_with_stdin(
     env: &[(&str, &str)],
 ) -> support::Run {
     use std::io::Write as _;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
+    use std::process::Stdio;
+    let mut child = support::aiml_command(repo.path())
         .args(args)
-        .current_dir(repo.path())
-        .env("NO_COLOR", "1")
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -264,12 +234,7 @@ fn aiml_with_stdin(
     // The binary may stop reading early (a refusal): a broken pipe is its answer, not ours.
     let _ = stdin.write_all(input);
     drop(stdin);
-    let output = child.wait_with_output().expect("wait");
-    support::Run {
-        code: output.status.code().expect("exit code"),
-        stdout: String::from_utf8(output.stdout).expect("utf-8"),
-        stderr: String::from_utf8(output.stderr).expect("utf-8"),
-    }
+    support::Run::from_output(args, child.wait_with_output().expect("wait"))
 }
 
 const BOUNDS: &str = include_str!("fixtures/validate/err_hpa-replica-bounds.yaml");
@@ -278,14 +243,14 @@ const BOUNDS: &str = include_str!("fixtures/validate/err_hpa-replica-bounds.yaml
 fn validate_dash_reads_a_stream_from_standard_input() {
     let repo = TestRepo::empty();
     let run = aiml_with_stdin(&repo, &["validate", "-"], BOUNDS.as_bytes(), &[]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(run.stderr.contains("--> <stdin>:12:16"), "{}", run.stderr);
+    run.expect_code(1);
+    run.stderr_has("--> <stdin>:12:16");
     assert!(
         run.stderr.contains("12 |   maxReplicas: 2"),
         "with the line: {}",
         run.stderr
     );
-    assert!(run.stderr.contains("2 objects"), "{}", run.stderr);
+    run.stderr_has("2 objects");
     let json = aiml_with_stdin(
         &repo,
         &["validate", "-o", "json", "-"],
@@ -302,8 +267,8 @@ fn validate_dash_reads_a_stream_from_standard_input() {
 fn dev_stdin_is_standard_input_too() {
     let repo = TestRepo::empty();
     let run = aiml_with_stdin(&repo, &["validate", "/dev/stdin"], BOUNDS.as_bytes(), &[]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(run.stderr.contains("--> <stdin>:12:16"), "{}", run.stderr);
+    run.expect_code(1);
+    run.stderr_has("--> <stdin>:12:16");
 }
 
 #[test]
@@ -316,21 +281,11 @@ fn standard_input_is_bounded_like_a_file() {
         big.as_bytes(),
         &[("AIML_MAX_FILE_SIZE", "2K")],
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains(
-            "`<stdin>` is larger than 2 KiB (set `AIML_MAX_FILE_SIZE` to raise the limit)"
-        ),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2);
+    run.stderr_has("`<stdin>` is larger than 2 KiB (set `AIML_MAX_FILE_SIZE` to raise the limit)");
     let twice = aiml_with_stdin(&repo, &["validate", "-", "/dev/stdin"], b"a: 1\n", &[]);
-    assert_eq!(twice.code, 2, "{}", twice.transcript());
-    assert!(
-        twice.stderr.contains("it can be read once"),
-        "{}",
-        twice.stderr
-    );
+    twice.expect_code(2);
+    twice.stderr_has("it can be read once");
 }
 
 #[test]
@@ -352,14 +307,14 @@ fn kustomize_output_pipes_into_validate() {
         String::from_utf8_lossy(&built.stderr)
     );
     let run = aiml_with_stdin(&repo, &["validate", "-"], &built.stdout, &[]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
+    run.expect_code(1);
     assert_eq!(
         run.stderr.matches("[hpa-replica-bounds]").count(),
         2,
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("--> <stdin>:"), "{}", run.stderr);
+    run.stderr_has("--> <stdin>:");
 }
 
 /// An escape sequence, a bell, a C1 CSI, DEL and a right-to-left override.
@@ -437,12 +392,8 @@ fn hostile_file_names_and_values_reach_no_terminal_raw() {
         assert_inert(&format!("{what} stderr"), &run.stderr);
     }
     let (_, validate) = &runs[1];
-    assert_eq!(validate.code, 1, "{}", validate.transcript());
-    assert!(
-        validate.stderr.contains("m\\u{1b}[2J\\u{7}\\u{9b}31m"),
-        "{}",
-        validate.stderr
-    );
+    validate.expect_code(1);
+    validate.stderr_has("m\\u{1b}[2J\\u{7}\\u{9b}31m");
     // JSON stays JSON, with the very characters as its values.
     let (_, json) = &runs[2];
     let findings: serde_json::Value = serde_json::from_str(&json.stdout).expect("valid JSON");
@@ -459,13 +410,9 @@ fn hostile_file_names_and_values_reach_no_terminal_raw() {
         "the JSON value is the file's real name"
     );
     let (_, usage) = &runs[7];
-    assert_eq!(usage.code, 2, "{}", usage.transcript());
-    assert!(usage.stderr.contains("--no-such"), "{}", usage.stderr);
-    assert!(
-        usage.stderr.contains("\\u{9b}31m\\u{202e}"),
-        "{}",
-        usage.stderr
-    );
+    usage.expect_code(2);
+    usage.stderr_has("--no-such");
+    usage.stderr_has("\\u{9b}31m\\u{202e}");
 }
 
 #[test]
@@ -478,21 +425,17 @@ fn a_source_line_with_raw_controls_is_quoted_inert_and_aligned() {
     let run = repo.aiml(&["validate", "k8s"]);
     // YAML refuses a raw C1 control: the finding quotes the line it is on, one `�` for each
     // character a terminal would act on, so the caret still points at the right column.
-    assert_eq!(run.code, 2, "{}", run.transcript());
+    run.expect_code(2);
     assert_inert("validate", &run.stderr);
-    assert!(
-        run.stderr.contains("7 |   k: 1 # \u{fffd}2J\u{fffd}"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("  |          ^"), "{}", run.stderr);
+    run.stderr_has("7 |   k: 1 # \u{fffd}2J\u{fffd}");
+    run.stderr_has("  |          ^");
 }
 
 #[test]
 fn diff_reports_escape_object_and_file_names() {
     let repo = TestRepo::new();
     let render = repo.aiml(&["render"]);
-    assert_eq!(render.code, 0, "{}", render.transcript());
+    render.expect_code(0);
     commit_all(repo.path());
     // A hostile change to the rendered output, as a pull request could carry.
     repo.write(

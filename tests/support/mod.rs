@@ -47,18 +47,12 @@ impl TestRepo {
     }
 
     pub fn aiml_with_env(&self, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Run {
-        let output = Command::new(cargo_bin("kubectl-aiml"))
+        let output = aiml_command(self.path())
             .args(args)
-            .current_dir(self.path())
-            .env("NO_COLOR", "1")
             .envs(env.iter().copied())
             .output()
             .expect("run kubectl-aiml");
-        Run {
-            code: output.status.code().expect("exit code"),
-            stdout: String::from_utf8(output.stdout).expect("utf-8"),
-            stderr: String::from_utf8(output.stderr).expect("utf-8"),
-        }
+        Run::from_output(args, output)
     }
 
     /// Every file under overlays/ and rendered/.
@@ -73,7 +67,34 @@ impl TestRepo {
     }
 }
 
+/// The binary, to run in `dir` without colours: what every run of it in the tests starts from.
+pub fn aiml_command(dir: &Path) -> Command {
+    let mut command = Command::new(cargo_bin("kubectl-aiml"));
+    command.current_dir(dir).env("NO_COLOR", "1");
+    command
+}
+
+/// Runs `command` and panics, naming it with its exit code and output, unless it succeeds;
+/// `why` says what its failure means (or what to do about it).
+#[track_caller]
+pub fn succeed(command: &mut Command, why: &str) -> std::process::Output {
+    let output = command
+        .output()
+        .unwrap_or_else(|error| panic!("{why}: cannot run {command:?}: {error}"));
+    assert!(
+        output.status.success(),
+        "{why}: {command:?} exited with {}\n--- stdout\n{}--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// A finished run of the binary.
 pub struct Run {
+    /// The arguments it ran with, for messages.
+    pub args: Vec<String>,
     /// Exit code.
     pub code: i32,
     /// What it printed on stdout.
@@ -83,6 +104,70 @@ pub struct Run {
 }
 
 impl Run {
+    /// The run of the binary with `args` that ended with `output`; it must have exited (not
+    /// been killed) and printed UTF-8.
+    pub fn from_output(args: &[&str], output: std::process::Output) -> Self {
+        Self {
+            args: args.iter().map(|arg| arg.to_string()).collect(),
+            code: output.status.code().expect("exit code"),
+            stdout: String::from_utf8(output.stdout).expect("utf-8"),
+            stderr: String::from_utf8(output.stderr).expect("utf-8"),
+        }
+    }
+
+    /// Panics with what was expected, the command, its exit code and everything it printed.
+    #[track_caller]
+    fn fail(&self, expected: &str) -> ! {
+        panic!(
+            "`kubectl-aiml {}`: expected {expected}\n{}",
+            self.args.join(" "),
+            self.transcript()
+        )
+    }
+
+    /// Asserts the exit code.
+    #[track_caller]
+    pub fn expect_code(&self, code: i32) -> &Self {
+        if self.code != code {
+            self.fail(&format!("exit code {code}"));
+        }
+        self
+    }
+
+    /// Asserts that `stream` (`"stdout"` or `"stderr"`) contains `needle`, or with `present:
+    /// false` that it does not.
+    #[track_caller]
+    fn expect_text(&self, stream: &str, needle: &str, present: bool) -> &Self {
+        let text = if stream == "stdout" {
+            &self.stdout
+        } else {
+            &self.stderr
+        };
+        if text.contains(needle) != present {
+            let no = if present { "" } else { "no " };
+            self.fail(&format!("{no}{needle:?} on {stream}"));
+        }
+        self
+    }
+
+    /// Asserts that stderr contains `needle`.
+    #[track_caller]
+    pub fn stderr_has(&self, needle: &str) -> &Self {
+        self.expect_text("stderr", needle, true)
+    }
+
+    /// Asserts that stdout contains `needle`.
+    #[track_caller]
+    pub fn stdout_has(&self, needle: &str) -> &Self {
+        self.expect_text("stdout", needle, true)
+    }
+
+    /// Asserts that stderr does not contain `needle`.
+    #[track_caller]
+    pub fn stderr_lacks(&self, needle: &str) -> &Self {
+        self.expect_text("stderr", needle, false)
+    }
+
     /// What a person sees, for snapshots.
     pub fn transcript(&self) -> String {
         format!(
