@@ -216,60 +216,25 @@ fn bad(spec: &str) -> String {
     )
 }
 
-#[test]
-fn rejects_unknown_tpu_type() {
-    let stderr = assert_rejected("unknown type", &bad("  tpu:\n    type: v4-33\n"), 1);
-    insta::assert_snapshot!(stderr);
+/// One snapshot test a bad blueprint, `name: "what", blueprint => exit code;`: the snapshot
+/// takes the test's name, as a test written out would.
+macro_rules! rejection_tests {
+    ($($name:ident: $what:literal, $blueprint:expr => $code:literal;)*) => {$(
+        #[test]
+        fn $name() {
+            let stderr = assert_rejected($what, &$blueprint, $code);
+            insta::assert_snapshot!(stderr);
+        }
+    )*};
 }
 
-#[test]
-fn rejects_topology_that_disagrees_with_type() {
-    let stderr = assert_rejected(
-        "mismatch",
-        &bad("  tpu:\n    type: v4-32\n    topology: 2x2x2\n"),
-        1,
-    );
-    insta::assert_snapshot!(stderr);
-}
-
-#[test]
-fn rejects_multislice_on_single_host_type() {
-    let stderr = assert_rejected(
-        "single host",
-        &bad("  tpu:\n    type: v5litepod-8\n    slices: 2\n"),
-        1,
-    );
-    insta::assert_snapshot!(stderr);
-}
-
-#[test]
-fn rejects_unknown_field_with_suggestion() {
-    let stderr = assert_rejected(
-        "unknown field",
-        &bad("  tpu:\n    type: v4-32\n    topolgy: 2x2x4\n"),
-        2,
-    );
-    insta::assert_snapshot!(stderr);
-}
-
-#[test]
-fn rejects_quoted_number() {
-    let stderr = assert_rejected(
-        "quoted number",
-        &bad("  tpu:\n    type: v4-32\n    slices: \"2\"\n"),
-        2,
-    );
-    insta::assert_snapshot!(stderr);
-}
-
-#[test]
-fn rejects_malformed_yaml() {
-    let stderr = assert_rejected(
-        "malformed",
-        "apiVersion: aiml.dev/v1alpha1\nkind: [MultisliceTraining\n",
-        2,
-    );
-    insta::assert_snapshot!(stderr);
+rejection_tests! {
+    rejects_unknown_tpu_type: "unknown type", bad("  tpu:\n    type: v4-33\n") => 1;
+    rejects_topology_that_disagrees_with_type: "mismatch", bad("  tpu:\n    type: v4-32\n    topology: 2x2x2\n") => 1;
+    rejects_multislice_on_single_host_type: "single host", bad("  tpu:\n    type: v5litepod-8\n    slices: 2\n") => 1;
+    rejects_unknown_field_with_suggestion: "unknown field", bad("  tpu:\n    type: v4-32\n    topolgy: 2x2x4\n") => 2;
+    rejects_quoted_number: "quoted number", bad("  tpu:\n    type: v4-32\n    slices: \"2\"\n") => 2;
+    rejects_malformed_yaml: "malformed", "apiVersion: aiml.dev/v1alpha1\nkind: [MultisliceTraining\n" => 2;
 }
 
 #[test]

@@ -415,11 +415,24 @@ fn completion_scripts_generate_and_parse() {
     bad.expect_code(2);
 }
 
+/// Writes the `shell` completion script as `file` into the completion repository, runs `shell
+/// args` there with the binary on PATH, and returns what it printed (it must succeed).
+fn complete_in(shell: &str, file: &str, args: &[&str]) -> String {
+    let repo = completion_repo();
+    let script = repo.aiml(&["completion", shell]).stdout;
+    std::fs::write(repo.path().join(file), script).unwrap();
+    let output = support::succeed(
+        Command::new(support::require(shell))
+            .args(args)
+            .current_dir(repo.path())
+            .env("PATH", path_with_binary(repo.path())),
+        &format!("{shell} completes through the hook"),
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
 #[test]
 fn bash_completes_through_the_hook() {
-    let repo = completion_repo();
-    let script = repo.aiml(&["completion", "bash"]).stdout;
-    std::fs::write(repo.path().join("completion.bash"), script).unwrap();
     // What bash passes the function for `kubectl-aiml render <TAB>` and `--output=<TAB>`
     // (readline splits the `=` into a word of its own).
     let program = r#"
@@ -429,48 +442,23 @@ fn bash_completes_through_the_hook() {
         t kubectl-aiml --output = j
         t kubectl-aiml explain SaxServing.spec.tpu.type v6e-1
     "#;
-    let output = Command::new("bash")
-        .args(["-c", program])
-        .current_dir(repo.path())
-        .env("PATH", path_with_binary(repo.path()))
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
     assert_eq!(
-        String::from_utf8(output.stdout).unwrap(),
+        complete_in("bash", "completion.bash", &["-c", program]),
         "multislice-v4-32-training team-b-training\njson\nv6e-1 v6e-16 v6e-128\n"
     );
 }
 
 #[test]
 fn fish_completes_through_the_hook() {
-    support::require("fish");
-    let repo = completion_repo();
-    let script = repo.aiml(&["completion", "fish"]).stdout;
-    std::fs::write(repo.path().join("completion.fish"), script).unwrap();
-    let output = Command::new("fish")
-        .args([
-            "--no-config",
-            "-c",
-            "source ./completion.fish; complete -C 'kubectl-aiml render '; complete -C 'kubectl-aiml diff --output=ma'",
-        ])
-        .current_dir(repo.path())
-        .env("PATH", path_with_binary(repo.path()))
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
+    let program = "source ./completion.fish; complete -C 'kubectl-aiml render '; complete -C 'kubectl-aiml diff --output=ma'";
     assert_eq!(
-        String::from_utf8(output.stdout).unwrap(),
+        complete_in("fish", "completion.fish", &["--no-config", "-c", program]),
         "multislice-v4-32-training\tMultisliceTraining\nteam-b-training\tMultisliceTraining\n--output=markdown\tMarkdown, for pull-request comments (`diff` only)\n"
     );
 }
 
 #[test]
 fn zsh_completes_through_the_hook() {
-    support::require("zsh");
-    let repo = completion_repo();
-    let script = repo.aiml(&["completion", "zsh"]).stdout;
-    std::fs::write(repo.path().join("_kubectl-aiml"), script).unwrap();
     // Outside a completion widget: stand-ins for compdef and compadd print what the hook
     // would offer (the values array, named last on compadd's command line).
     let program = r#"
@@ -480,15 +468,8 @@ fn zsh_completes_through_the_hook() {
         words=(kubectl-aiml render ""); CURRENT=3; _kubectl_aiml
         words=(kubectl-aiml explain SaxServing.spec.tpu.type v6e-1); CURRENT=4; _kubectl_aiml
     "#;
-    let output = Command::new("zsh")
-        .args(["-f", "-c", program])
-        .current_dir(repo.path())
-        .env("PATH", path_with_binary(repo.path()))
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
     assert_eq!(
-        String::from_utf8(output.stdout).unwrap(),
+        complete_in("zsh", "_kubectl-aiml", &["-f", "-c", program]),
         "multislice-v4-32-training\nteam-b-training\nv6e-1\nv6e-16\nv6e-128\n"
     );
 }

@@ -39,34 +39,24 @@ fn max_replicas_seen(written: &str) -> String {
     message[start..].split(')').next().unwrap().to_string()
 }
 
-#[test]
-fn leading_zero_octal_is_read_as_kubectl_reads_it() {
-    assert_eq!(max_replicas_seen("010"), "8");
+/// One test a spelling, named after what kubectl does with it: `name: "written" => "seen";`.
+macro_rules! max_replicas_tests {
+    ($($name:ident: $written:literal => $seen:literal;)*) => {$(
+        #[test]
+        fn $name() {
+            assert_eq!(max_replicas_seen($written), $seen);
+        }
+    )*};
 }
 
-#[test]
-fn yaml_1_2_octal_is_read_as_kubectl_reads_it() {
-    assert_eq!(max_replicas_seen("0o10"), "8");
-}
-
-#[test]
-fn hexadecimal_is_read_as_kubectl_reads_it() {
-    assert_eq!(max_replicas_seen("0x1F"), "31");
-}
-
-#[test]
-fn binary_is_read_as_kubectl_reads_it() {
-    assert_eq!(max_replicas_seen("0b101"), "5");
-}
-
-#[test]
-fn underscores_are_dropped_as_kubectl_drops_them() {
-    assert_eq!(max_replicas_seen("1_000"), "1000");
-}
-
-#[test]
-fn a_plus_sign_is_read_as_kubectl_reads_it() {
-    assert_eq!(max_replicas_seen("+12"), "12");
+max_replicas_tests! {
+    leading_zero_octal_is_read_as_kubectl_reads_it: "010" => "8";
+    yaml_1_2_octal_is_read_as_kubectl_reads_it: "0o10" => "8";
+    hexadecimal_is_read_as_kubectl_reads_it: "0x1F" => "31";
+    binary_is_read_as_kubectl_reads_it: "0b101" => "5";
+    underscores_are_dropped_as_kubectl_drops_them: "1_000" => "1000";
+    a_plus_sign_is_read_as_kubectl_reads_it: "+12" => "12";
+    a_leading_zero_with_non_octal_digits_is_decimal: "09" => "9";
 }
 
 #[test]
@@ -74,11 +64,6 @@ fn a_whole_float_arrives_as_an_integer() {
     // kubectl sends JSON: Go writes the float 1000 as `1000`.
     assert_eq!(max_replicas_seen("1e3"), "1000");
     assert_eq!(max_replicas_seen("12.0"), "12");
-}
-
-#[test]
-fn a_leading_zero_with_non_octal_digits_is_decimal() {
-    assert_eq!(max_replicas_seen("09"), "9");
 }
 
 /// The value of `v` in `v: <written>`, as every rule reads it.

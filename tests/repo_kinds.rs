@@ -128,21 +128,24 @@ fn a_repository_kind_renders_through_the_shared_blocks() {
         &repo,
         "rendered/gemma-server/config-connector/my-project/containernodepool.container.cnrm.cloud.google.com_gemma-server-tpu-slice-0.yaml",
     );
-    for expected in [
-        "machineType: ct5lp-hightpu-8t",
-        "nodeCount: 1",
-        "aiml.dev/blueprint: gemma-server",
-        "- us-west4-a",
-    ] {
-        assert!(pool.contains(expected), "no `{expected}` in\n{pool}");
-    }
+    support::assert_contains_all(
+        &pool,
+        &[
+            "machineType: ct5lp-hightpu-8t",
+            "nodeCount: 1",
+            "aiml.dev/blueprint: gemma-server",
+            "- us-west4-a",
+        ],
+    );
     // Every object carries the labels of the contract, like any kind's.
     let service = read(
         &repo,
         "rendered/gemma-server/workload/gemma-server/service_gemma-server.yaml",
     );
-    assert!(service.contains("app.kubernetes.io/managed-by: kubectl-aiml"));
-    assert!(service.contains("port: 8000"));
+    support::assert_contains_all(
+        &service,
+        &["app.kubernetes.io/managed-by: kubectl-aiml", "port: 8000"],
+    );
     assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
 }
 
@@ -443,21 +446,21 @@ spec:
     let run = repo.aiml(&["render"]);
     run.expect_code(0);
     let job = read(&repo, "rendered/batch/workload/batch/job.batch_batch.yaml");
-    for expected in [
-        "cloud.google.com/gke-accelerator: nvidia-l4",
-        "aiml.dev/blueprint: batch",
-        "nvidia.com/gpu: 1",
-        "value: gs://my-project-batch",
-        "image: python:3.12",
-    ] {
-        assert!(job.contains(expected), "no `{expected}` in\n{job}");
-    }
+    support::assert_contains_all(
+        &job,
+        &[
+            "cloud.google.com/gke-accelerator: nvidia-l4",
+            "aiml.dev/blueprint: batch",
+            "nvidia.com/gpu: 1",
+            "value: gs://my-project-batch",
+            "image: python:3.12",
+        ],
+    );
     let pool = read(
         &repo,
         "rendered/batch/config-connector/my-project/containernodepool.container.cnrm.cloud.google.com_batch-gpu-pool.yaml",
     );
-    assert!(pool.contains("machineType: g2-standard-4"), "{pool}");
-    assert!(pool.contains("maxNodeCount: 2"), "{pool}");
+    support::assert_contains_all(&pool, &["machineType: g2-standard-4", "maxNodeCount: 2"]);
     assert!(
         repo.path()
             .join("rendered/batch/config-connector/my-project/storagebucket.storage.cnrm.cloud.google.com_my-project-batch.yaml")

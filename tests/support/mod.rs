@@ -253,6 +253,14 @@ pub fn assert_same_files(
     );
 }
 
+/// Asserts that `text` contains each of `needles`, naming the first one it lacks.
+#[track_caller]
+pub fn assert_contains_all(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "no `{needle}` in\n{text}");
+    }
+}
+
 /// The path of `program` on PATH. A test that needs a program it cannot find fails, naming it:
 /// a skipped test would pass without checking anything (scripts/install-test-deps installs
 /// every program the tests run).
@@ -262,4 +270,21 @@ pub fn require(program: &str) -> std::path::PathBuf {
             "`{program}` is not on PATH, and this test runs it; run scripts/install-test-deps (as root on Debian it installs it), or install {program}"
         )
     })
+}
+
+/// The rule an `err_<rule>[_<case>]` fixture is about: the file stem without `err_`, up to
+/// an optional `_<case>` suffix.
+pub fn rule_of(stem: &str) -> Option<&str> {
+    let rest = stem.strip_prefix("err_")?;
+    Some(rest.split_once('_').map_or(rest, |(rule, _)| rule))
+}
+
+/// Rules a fixture allows besides its own, from `# also: a, b` lines.
+pub fn also_allowed(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("# also:"))
+        .flat_map(|list| list.split(','))
+        .map(str::trim)
+        .filter(|rule| !rule.is_empty())
+        .collect()
 }
