@@ -157,15 +157,11 @@ fn overlays_build_to_exactly_the_rendered_objects() {
         .collect();
     assert_eq!(targets, ["config-connector", "workload"]);
     for target in &targets {
-        let output = Command::new("kubectl")
-            .arg("kustomize")
-            .arg(overlays.join(target))
-            .output()
-            .expect("kubectl");
-        assert!(
-            output.status.success(),
-            "{target}: {}",
-            String::from_utf8_lossy(&output.stderr)
+        let output = support::succeed(
+            Command::new("kubectl")
+                .arg("kustomize")
+                .arg(overlays.join(target)),
+            target,
         );
         let mut built: Vec<String> = String::from_utf8(output.stdout)
             .expect("utf-8")
@@ -433,15 +429,9 @@ fn check_json_says_when_findings_stopped_the_comparison() {
 #[test]
 fn committed_output_is_up_to_date() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let output = Command::new(cargo_bin("kubectl-aiml"))
-        .args(["render", "--check"])
-        .current_dir(root)
-        .output()
-        .expect("run");
-    assert!(
-        output.status.success(),
-        "run `cargo run -- render` and commit:\n{}",
-        String::from_utf8_lossy(&output.stderr)
+    support::succeed(
+        support::aiml_command(root).args(["render", "--check"]),
+        "run `cargo run -- render` and commit",
     );
 }
 

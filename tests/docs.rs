@@ -203,22 +203,18 @@ fn readme_install_commands_work_in_a_fresh_home() {
         } else {
             "sh"
         };
-        let output = Command::new(support::require(shell))
-            .args(if shell == "zsh" {
-                vec!["-f", "-c"]
-            } else {
-                vec!["-c"]
-            })
-            .arg(&command)
-            .env("HOME", home.path())
-            .env("PATH", &path)
-            .current_dir(home.path())
-            .output()
-            .expect("run");
-        assert!(
-            output.status.success(),
-            "`{command}` fails in a fresh home folder: {}",
-            String::from_utf8_lossy(&output.stderr)
+        support::succeed(
+            Command::new(support::require(shell))
+                .args(if shell == "zsh" {
+                    vec!["-f", "-c"]
+                } else {
+                    vec!["-c"]
+                })
+                .arg(&command)
+                .env("HOME", home.path())
+                .env("PATH", &path)
+                .current_dir(home.path()),
+            &format!("`{command}` fails in a fresh home folder"),
         );
     }
     for installed in [

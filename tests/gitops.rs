@@ -65,24 +65,7 @@ fn signature() -> git2::Signature<'static> {
 
 /// Stages every file of the work tree (ignore rules apply) and commits it on `HEAD`.
 fn commit_all(repo: &git2::Repository, message: &str) -> git2::Oid {
-    let mut index = repo.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.update_all(["*"], None).unwrap();
-    index.write().unwrap();
-    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let parent = repo.head().ok().map(|h| h.peel_to_commit().unwrap());
-    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    repo.commit(
-        Some("HEAD"),
-        &signature(),
-        &signature(),
-        message,
-        &tree,
-        &parents,
-    )
-    .unwrap()
+    support::commit_all(repo, &signature(), message)
 }
 
 fn head(repo: &git2::Repository) -> git2::Commit<'_> {

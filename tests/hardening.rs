@@ -189,27 +189,15 @@ fn a_killed_render_leaves_the_old_tree_and_the_next_run_recovers() {
     );
     for signal in ["KILL", "TERM", "INT"] {
         let _ = std::fs::remove_file(&started);
-        let mut child = Command::new(cargo_bin("kubectl-aiml"))
+        let mut child = support::aiml_command(repo.path())
             .args(["render", "--kustomize=binary"])
-            .current_dir(repo.path())
             .env("AIML_KUSTOMIZE", &fake)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !started.exists() {
-            assert!(
-                Instant::now() < deadline,
-                "the fake kustomize never started"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let status = Command::new("kill")
-            .args([&format!("-{signal}"), &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        support::wait_for_file(&started, Duration::from_secs(20));
+        support::kill(&child, signal);
         let _ = child.wait();
         assert_eq!(before, repo.generated(), "{signal}: the tree changed");
     }
@@ -386,7 +374,7 @@ fn control_characters_from_input_are_escaped() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels:\n    \"\\e]0;owned\\a\": \"\\e[2J\"\n  namespace: n\ndata:\n  \"k\\e[31m\": 1\n",
     );
     let run = repo.aiml(&["validate", "k8s"]);
-    assert_ne!(run.code, 0, "{}", run.transcript());
+    run.expect_failure();
     assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
     assert!(!run.stderr.contains('\u{7}'), "{:?}", run.stderr);
 }

@@ -36,15 +36,8 @@ fn edited_clone() -> TestRepo {
     }
     std::fs::copy(root.join("aiml.yaml"), repo.path().join("aiml.yaml")).unwrap();
     let git = git2::Repository::init(repo.path()).unwrap();
-    let mut index = git.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.write().unwrap();
-    let tree = git.find_tree(index.write_tree().unwrap()).unwrap();
     let who = git2::Signature::new("Test", "test@example.com", &git2::Time::new(0, 0)).unwrap();
-    git.commit(Some("HEAD"), &who, &who, "clean", &tree, &[])
-        .unwrap();
+    support::commit_all(&git, &who, "clean");
     let text = std::fs::read_to_string(repo.path().join(BLUEPRINT)).unwrap();
     assert!(
         text.contains("slices: 2"),

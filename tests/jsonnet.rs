@@ -131,13 +131,10 @@ local training(name, topology) = {
 ";
     let repo = repo_with(&[("blueprints/fleet.jsonnet", fleet)]);
     let run = repo.aiml(&["render"]);
-    assert_ne!(run.code, 0, "{}", run.transcript());
+    run.expect_failure();
     run.stderr_has("tpu-topology");
-    assert!(
-        run.stderr.contains("--> blueprints/fleet.jsonnet:9:19"),
-        "the literal of the bad call: {}",
-        run.stderr
-    );
+    // The literal of the bad call.
+    run.stderr_has("--> blueprints/fleet.jsonnet:9:19");
 
     // An unknown field written in a library: the finding points at the library's line, and
     // names the blueprint.
@@ -157,11 +154,8 @@ local training(name, topology) = {
     let run = repo.aiml(&["render"]);
     run.expect_code(2);
     run.stderr_has("--> blueprints/lib.libsonnet:1:144");
-    assert!(
-        run.stderr.contains("{ spec+: { replicaz: 2 } }"),
-        "the library's line: {}",
-        run.stderr
-    );
+    // The library's line.
+    run.stderr_has("{ spec+: { replicaz: 2 } }");
     run.stderr_has("TritonServing/b");
 }
 
@@ -194,24 +188,17 @@ local training(name, slice) = {
         ("lib/tpu.libsonnet", library),
     ]);
     let run = repo.aiml(&["render"]);
-    assert_ne!(run.code, 0, "{}", run.transcript());
+    run.expect_failure();
     run.stderr_has("tpu-topology");
-    assert!(
-        run.stderr.contains("--> lib/tpu.libsonnet:3:35"),
-        "the library's literal: {}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("bad: { type: 'v4-32', topology: '2x2x2' }"),
-        "the library's line: {}",
-        run.stderr
-    );
+    // The library's literal.
+    run.stderr_has("--> lib/tpu.libsonnet:3:35");
+    // The library's line.
+    run.stderr_has("bad: { type: 'v4-32', topology: '2x2x2' }");
     run.stderr_has("MultisliceTraining/bad");
     run.stderr_lacks("fleet.jsonnet:1");
 
     let run = repo.aiml(&["validate", "-o", "json"]);
-    assert_ne!(run.code, 0, "{}", run.transcript());
+    run.expect_failure();
     let findings: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
     let topology = findings
         .as_array()
@@ -335,6 +322,7 @@ fn aiml_capped(repo: &TestRepo, args: &[&str]) -> support::Run {
         .expect("run kubectl-aiml");
     support::Run {
         args: args.iter().map(|arg| arg.to_string()).collect(),
+        context: String::new(),
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),

@@ -230,11 +230,8 @@ fn validate_dash_reads_a_stream_from_standard_input() {
     let run = aiml_with_stdin(&repo, &["validate", "-"], BOUNDS.as_bytes(), &[]);
     run.expect_code(1);
     run.stderr_has("--> <stdin>:12:16");
-    assert!(
-        run.stderr.contains("12 |   maxReplicas: 2"),
-        "with the line: {}",
-        run.stderr
-    );
+    // With the line.
+    run.stderr_has("12 |   maxReplicas: 2");
     run.stderr_has("2 objects");
     let json = aiml_with_stdin(
         &repo,
@@ -281,15 +278,11 @@ fn kustomize_output_pipes_into_validate() {
         "k8s/kustomization.yaml",
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- hpa.yaml\n",
     );
-    let built = std::process::Command::new("kustomize")
-        .args(["build", "k8s"])
-        .current_dir(repo.path())
-        .output()
-        .expect("kustomize v5 is on PATH for the tests");
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
+    let built = support::succeed(
+        std::process::Command::new("kustomize")
+            .args(["build", "k8s"])
+            .current_dir(repo.path()),
+        "kustomize v5 (on PATH for the tests) builds k8s/",
     );
     let run = aiml_with_stdin(&repo, &["validate", "-"], &built.stdout, &[]);
     run.expect_code(1);
@@ -315,24 +308,6 @@ fn assert_inert(what: &str, text: &str) {
         })
         .collect();
     assert!(bad.is_empty(), "{what}: raw {bad:?} in {text:?}");
-}
-
-/// Stages and commits every file of the work tree.
-fn commit_all(dir: &std::path::Path) {
-    let repo = git2::Repository::open(dir)
-        .or_else(|_| git2::Repository::init(dir))
-        .unwrap();
-    let mut index = repo.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.write().unwrap();
-    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let signature = git2::Signature::now("t", "t@example.com").unwrap();
-    let parent = repo.head().ok().map(|h| h.peel_to_commit().unwrap());
-    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    repo.commit(Some("HEAD"), &signature, &signature, "c", &tree, &parents)
-        .unwrap();
 }
 
 #[test]
@@ -421,7 +396,12 @@ fn diff_reports_escape_object_and_file_names() {
     let repo = TestRepo::new();
     let render = repo.aiml(&["render"]);
     render.expect_code(0);
-    commit_all(repo.path());
+    let git = git2::Repository::init(repo.path()).unwrap();
+    support::commit_all(
+        &git,
+        &git2::Signature::now("t", "t@example.com").unwrap(),
+        "c",
+    );
     // A hostile change to the rendered output, as a pull request could carry.
     repo.write(
         &format!("rendered/multislice-v4-32-training/workload/default/ConfigMap_x{HOSTILE}.yaml"),

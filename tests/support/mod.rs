@@ -95,6 +95,8 @@ pub fn succeed(command: &mut Command, why: &str) -> std::process::Output {
 pub struct Run {
     /// The arguments it ran with, for messages.
     pub args: Vec<String>,
+    /// What else a failure message names (the case a loop is at), or empty.
+    pub context: String,
     /// Exit code.
     pub code: i32,
     /// What it printed on stdout.
@@ -109,18 +111,26 @@ impl Run {
     pub fn from_output(args: &[&str], output: std::process::Output) -> Self {
         Self {
             args: args.iter().map(|arg| arg.to_string()).collect(),
+            context: String::new(),
             code: output.status.code().expect("exit code"),
             stdout: String::from_utf8(output.stdout).expect("utf-8"),
             stderr: String::from_utf8(output.stderr).expect("utf-8"),
         }
     }
 
+    /// The same run, with `context` (the case a loop is at) named by every failed expectation.
+    pub fn about(mut self, context: impl std::fmt::Display) -> Self {
+        self.context = format!(" ({context})");
+        self
+    }
+
     /// Panics with what was expected, the command, its exit code and everything it printed.
     #[track_caller]
     fn fail(&self, expected: &str) -> ! {
         panic!(
-            "`kubectl-aiml {}`: expected {expected}\n{}",
+            "`kubectl-aiml {}`{}: expected {expected}\n{}",
             self.args.join(" "),
+            self.context,
             self.transcript()
         )
     }
@@ -130,6 +140,15 @@ impl Run {
     pub fn expect_code(&self, code: i32) -> &Self {
         if self.code != code {
             self.fail(&format!("exit code {code}"));
+        }
+        self
+    }
+
+    /// Asserts that the run failed: any exit code but 0.
+    #[track_caller]
+    pub fn expect_failure(&self) -> &Self {
+        if self.code == 0 {
+            self.fail("a failure (an exit code other than 0)");
         }
         self
     }
@@ -250,6 +269,46 @@ pub fn assert_same_files(
         "{a_label} and {b_label} differ in {} folder(s):\n{}",
         problems.len(),
         report.join("\n")
+    );
+}
+
+/// Stages every file of `repo`'s work tree (ignore rules apply; deleted files are staged too)
+/// and commits it on `HEAD` as `who`, after the current `HEAD` if there is one.
+pub fn commit_all(repo: &git2::Repository, who: &git2::Signature<'_>, message: &str) -> git2::Oid {
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.update_all(["*"], None).unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let parent = repo.head().ok().map(|h| h.peel_to_commit().unwrap());
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    repo.commit(Some("HEAD"), who, who, message, &tree, &parents)
+        .unwrap()
+}
+
+/// Waits until `path` exists (a fake program touches it when it starts), and fails if it
+/// does not within `within`.
+#[track_caller]
+pub fn wait_for_file(path: &Path, within: std::time::Duration) {
+    let deadline = std::time::Instant::now() + within;
+    while !path.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fake kustomize never started: no {}",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Sends `signal` (`TERM`, `KILL`…) to `child` with `kill`, which must succeed.
+#[track_caller]
+pub fn kill(child: &std::process::Child, signal: &str) {
+    succeed(
+        Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]),
+        "kill",
     );
 }
 
