@@ -104,13 +104,8 @@ fn cached_renders_write_what_uncached_renders_write() {
     let original = std::fs::read(&file).expect("read");
     std::fs::write(&file, b"# edited\n").expect("write");
     let run = repo.aiml(&["render"]);
-    assert_eq!(
-        run.code,
-        2,
-        "a hand edit must stop the render: {}",
-        run.transcript()
-    );
-    run.stderr_has("edited by hand");
+    // A hand edit must stop the render.
+    run.expect_code(2).stderr_has("edited by hand");
     // Put back byte for byte (a new modification time): the cache sees the same content.
     std::fs::write(&file, &original).expect("write");
     assert!(render(&repo).contains("0 files changed"));

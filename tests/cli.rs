@@ -17,25 +17,18 @@ fn render_is_deterministic_and_check_passes() {
     let first = repo.aiml(&["render"]);
     first.expect_code(0);
     let before = repo.generated();
-    assert!(
-        before
-            .keys()
-            .any(|p| p.starts_with("overlays/multislice-v4-32-training/"))
-    );
-    assert!(
-        before
-            .keys()
-            .any(|p| p.contains("/config-connector/my-project/"))
-    );
-    assert!(
-        before
-            .keys()
-            .any(|p| p.contains("/workload/multislice-v4-32-training/jobset"))
-    );
+    support::assert_some_path(before.keys(), |p| {
+        p.starts_with("overlays/multislice-v4-32-training/")
+    });
+    support::assert_some_path(before.keys(), |p| {
+        p.contains("/config-connector/my-project/")
+    });
+    support::assert_some_path(before.keys(), |p| {
+        p.contains("/workload/multislice-v4-32-training/jobset")
+    });
 
     let second = repo.aiml(&["render"]);
-    second.expect_code(0);
-    second.stderr_has("0 files changed");
+    second.expect_code(0).stderr_has("0 files changed");
     assert_eq!(
         before,
         repo.generated(),
@@ -251,10 +244,8 @@ fn reports_every_problem_at_once_as_json() {
     );
     let run = repo.aiml(&["render", "-o", "json"]);
     run.expect_code(1);
-    let findings: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let findings = run.findings();
     let rules: Vec<&str> = findings
-        .as_array()
-        .expect("array")
         .iter()
         .map(|f| f["rule"].as_str().expect("rule"))
         .collect();
@@ -271,8 +262,7 @@ fn reports_every_problem_at_once_as_json() {
 fn renders_only_named_blueprints_and_rejects_unknown_names() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["render", "nope"]);
-    run.expect_code(2);
-    run.stderr_has("no blueprint named `nope`");
+    run.expect_code(2).stderr_has("no blueprint named `nope`");
     assert_eq!(repo.aiml(&["render", "multislice-v4-32-training"]).code, 0);
 }
 
@@ -446,14 +436,12 @@ fn validate_checks_manifests_given_as_paths() {
     );
     let run = repo.aiml(&["validate", "-o", "json", "k8s"]);
     run.expect_code(1);
-    let findings: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let findings = run.findings();
     let of_rule = |rule: &str| {
         findings
-            .as_array()
-            .expect("array")
             .iter()
             .find(|f| f["rule"] == rule)
-            .unwrap_or_else(|| panic!("no {rule} in {findings:#}"))
+            .unwrap_or_else(|| panic!("no {rule} in {}", run.stdout))
             .clone()
     };
     let flavor = of_rule("kueue-flavor-labels");
@@ -477,11 +465,10 @@ fn validate_checks_schemas_and_removed_api_versions() {
         "k8s/hpa.yaml",
         "apiVersion: autoscaling/v2beta1\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: triton\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: triton}\n  maxReplicas: 3\n",
     );
-    repo.write(
-        "k8s/deployment.yaml",
+    let run = repo.validate_manifest(
+        "deployment.yaml",
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n        env:\n        - name: VERSION\n          value: 1.10\n",
     );
-    let run = repo.aiml(&["validate", "k8s"]);
     run.expect_code(1);
     insta::assert_snapshot!(run.stderr);
     // The rendered output of the repository passes its schemas.
@@ -495,13 +482,11 @@ fn validate_checks_schemas_and_removed_api_versions() {
 #[test]
 fn extra_schemas_and_strict_mode() {
     let repo = TestRepo::new();
-    repo.write(
-        "k8s/widget.yaml",
+    let run = repo.validate_manifest(
+        "widget.yaml",
         "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: large\n",
     );
-    let run = repo.aiml(&["validate", "k8s"]);
-    run.expect_code(0);
-    run.stderr_has("schema-unknown-kind");
+    run.expect_code(0).stderr_has("schema-unknown-kind");
     // Nothing is skipped silently: the summary counts what no schema and no rule could judge.
     run.stderr_has(
         "1 object: 0 checked against their schema, 0 by the manifest rules; 1 not applicable",
@@ -512,8 +497,7 @@ fn extra_schemas_and_strict_mode() {
         r#"{"type": "object", "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}, "spec": {"type": "object", "properties": {"size": {"type": "integer"}}, "additionalProperties": false}}}"#,
     );
     let run = repo.aiml(&["validate", "--schemas", "extra", "k8s"]);
-    run.expect_code(1);
-    run.stderr_has("spec.size");
+    run.expect_code(1).stderr_has("spec.size");
 }
 
 /// The example under another name: what a team adds for a second training.
@@ -566,7 +550,8 @@ fn blueprints_rendering_the_same_object_are_refused() {
     );
     repo.write("blueprints/other.yaml", &same_namespace);
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "its own cluster: {}", run.transcript());
+    // Its own cluster.
+    run.expect_code(0);
     std::fs::remove_file(repo.path().join("blueprints/other.yaml")).unwrap();
     assert_eq!(repo.aiml(&["render"]).code, 0);
 
@@ -578,10 +563,8 @@ fn blueprints_rendering_the_same_object_are_refused() {
     repo.write("blueprints/other.yaml", &shared);
     let run = repo.aiml(&["render", "-o", "json"]);
     run.expect_code(2);
-    let findings: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let findings = run.findings();
     let collisions: Vec<&str> = findings
-        .as_array()
-        .expect("array")
         .iter()
         .filter(|f| f["rule"] == "blueprint-object-collision")
         .map(|f| f["message"].as_str().expect("message"))
@@ -596,8 +579,7 @@ fn blueprints_rendering_the_same_object_are_refused() {
 
     // Rendering only the new blueprint still sees the other one's committed objects.
     let run = repo.aiml(&["render", "other-training"]);
-    run.expect_code(2);
-    run.stderr_has("blueprint-object-collision");
+    run.expect_code(2).stderr_has("blueprint-object-collision");
 }
 
 /// Same blueprints, another folder, other file names, files written in another order: the
@@ -679,21 +661,19 @@ fn rules_can_be_turned_off_by_annotation_or_flag() {
     };
     repo.write("k8s/flavor.yaml", &flavor(""));
     assert_eq!(repo.aiml(&["validate", "k8s"]).code, 1);
-    repo.write(
-        "k8s/flavor.yaml",
+    let run = repo.validate_manifest(
+        "flavor.yaml",
         &flavor("  annotations:\n    aiml.dev/ignore: kueue-flavor-labels\n"),
     );
-    let run = repo.aiml(&["validate", "k8s"]);
-    run.expect_code(0);
-    run.stderr_has("1 suppressed");
+    run.expect_code(0).stderr_has("1 suppressed");
     repo.write("k8s/flavor.yaml", &flavor(""));
     let run = repo.aiml(&["validate", "--ignore", "kueue-flavor-labels", "k8s"]);
     run.expect_code(0);
     let run = repo.aiml(&["validate", "--ignore", "yaml-syntax", "k8s"]);
     run.expect_code(2);
     let run = repo.aiml(&["validate", "--ignore", "kueue-flavor-label", "k8s"]);
-    run.expect_code(2);
-    run.stderr_has("did you mean `kueue-flavor-labels`?");
+    run.expect_code(2)
+        .stderr_has("did you mean `kueue-flavor-labels`?");
 }
 
 /// A malformed document is reported, and the other documents of its file are still
@@ -707,10 +687,8 @@ fn one_broken_document_does_not_hide_the_others() {
     );
     let run = repo.aiml(&["validate", "-o", "json", "k8s"]);
     run.expect_code(2);
-    let findings: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let findings = run.findings();
     let rules: Vec<(&str, i64)> = findings
-        .as_array()
-        .expect("array")
         .iter()
         .map(|f| (f["rule"].as_str().unwrap(), f["line"].as_i64().unwrap()))
         .collect();
@@ -744,8 +722,7 @@ fn fleet_progress_shows_on_a_terminal_only() {
     let args = ["render", "--kustomize=binary", "--no-cache", "--check"];
 
     let piped = repo.aiml_with_env(&args, &env);
-    piped.stderr_lacks("blueprints ");
-    piped.stderr_lacks("\u{1b}");
+    piped.stderr_lacks("blueprints ").stderr_lacks("\u{1b}");
 
     let command = format!(
         "{} {}",

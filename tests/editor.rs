@@ -202,9 +202,9 @@ fn explain_a_nested_field_walks_optional_structs() {
 fn explain_tpu_type_lists_the_catalogs_types() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["explain", "SaxServing.spec.tpu.type"]);
-    run.expect_code(0);
-    run.stdout_has("FIELD:    type <string> -required-");
-    run.stdout_has("DESCRIPTION:\n    Catalog name");
+    run.expect_code(0)
+        .stdout_has("FIELD:    type <string> -required-")
+        .stdout_has("DESCRIPTION:\n    Catalog name");
     for name in ["v4-32", "v5litepod-16", "v5p-64", "v6e-8"] {
         assert!(
             run.stdout.contains(&format!(" {name},")),
@@ -231,12 +231,11 @@ fn explain_tpu_type_lists_the_catalogs_types() {
 fn explain_shows_defaults_and_enumerated_values() {
     let repo = TestRepo::new();
     let slices = repo.aiml(&["explain", "MultisliceTraining.spec.tpu.slices"]);
-    slices.expect_code(0);
-    slices.stdout_has("DEFAULT:  1");
+    slices.expect_code(0).stdout_has("DEFAULT:  1");
     let gpu = repo.aiml(&["explain", "TritonServing.spec.gpu.type"]);
-    gpu.expect_code(0);
-    gpu.stdout_has("ALLOWED VALUES:\n");
-    gpu.stdout_has("nvidia-tesla-t4");
+    gpu.expect_code(0)
+        .stdout_has("ALLOWED VALUES:\n")
+        .stdout_has("nvidia-tesla-t4");
 }
 
 #[test]
@@ -249,8 +248,9 @@ fn explain_a_value_of_a_field() {
         "v5litepod-16: TPU v5e slice, topology 4x4, 4 hosts x 4 chips (16 chips), machine type ct5lp-hightpu-4t, node label cloud.google.com/gke-tpu-accelerator=tpu-v5-lite-podslice\n"
     );
     let unknown = repo.aiml(&["explain", "SaxServing.spec.tpu.type", "v5litepod-17"]);
-    unknown.expect_code(2);
-    unknown.stderr_has("did you mean `v5litepod-16`?");
+    unknown
+        .expect_code(2)
+        .stderr_has("did you mean `v5litepod-16`?");
 }
 
 #[test]
@@ -261,8 +261,7 @@ fn explain_an_unknown_field_fails_with_a_suggestion() {
     assert!(run.stdout.is_empty());
     insta::assert_snapshot!(run.stderr, @"error: field `spec.tpu.tipe` does not exist in MultisliceTraining; did you mean `type`? (fields of `spec.tpu`: slices, topology, type)");
     let kind = repo.aiml(&["explain", "SaxServng.spec"]);
-    kind.expect_code(2);
-    kind.stderr_has("did you mean `SaxServing`?");
+    kind.expect_code(2).stderr_has("did you mean `SaxServing`?");
 }
 
 /// A repository with blueprints of two kinds, one in a sub-folder.
@@ -508,8 +507,7 @@ fn kubectl_completes_the_plugin_through_kubectl_complete_aiml() {
 fn man_page_documents_every_command() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["man"]);
-    run.expect_code(0);
-    run.stdout_has(".TH KUBECTL-AIML 1");
+    run.expect_code(0).stdout_has(".TH KUBECTL-AIML 1");
     // The visible commands, as `--help` lists them.
     let help = repo.aiml(&["--help"]).stdout;
     let commands: Vec<&str> = help

@@ -137,23 +137,19 @@ fn render_commit_makes_one_commit_of_blueprints_overlays_and_rendered_files() {
     Rendered by kubectl-aiml 0.1.0.
     ");
     let committed = paths(&commit, "");
-    assert!(
-        committed
-            .iter()
-            .any(|p| p.starts_with("overlays/multislice-v4-32-training/"))
-    );
-    assert!(
-        committed
-            .iter()
-            .any(|p| p.ends_with("jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml"))
-    );
+    support::assert_some_path(&committed, |p| {
+        p.starts_with("overlays/multislice-v4-32-training/")
+    });
+    support::assert_some_path(&committed, |p| {
+        p.ends_with("jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml")
+    });
     assert!(
         !committed
             .iter()
             .any(|p| p == "NOTES.md" || p.starts_with(".aiml"))
     );
-    run.stderr_has("committed ");
-    run.stderr_has("on `main`: Render the training");
+    run.stderr_has("committed ")
+        .stderr_has("on `main`: Render the training");
 
     // The committed files are clean in `git status`; the staged note is still staged.
     let statuses = git
@@ -171,8 +167,7 @@ fn render_commit_makes_one_commit_of_blueprints_overlays_and_rendered_files() {
 
     // Nothing changed: no commit.
     let again = aiml(repo.path(), &["render", "--commit"], true);
-    again.expect_code(0);
-    again.stderr_has("nothing to commit");
+    again.expect_code(0).stderr_has("nothing to commit");
     assert_eq!(head(&git).id(), commit.id());
 
     // A changed blueprint: one commit with the blueprint and its output, listed.
@@ -209,7 +204,7 @@ fn the_first_commit_of_an_empty_repository() {
     );
     let committed = paths(&commit, "");
     assert!(committed.contains(&"blueprints/multislice-v4-32-training.yaml".to_string()));
-    assert!(committed.iter().any(|p| p.starts_with("rendered/")));
+    support::assert_some_path(&committed, |p| p.starts_with("rendered/"));
     run.stderr_has("on `trunk`");
 }
 
@@ -297,8 +292,7 @@ fn branch_mode_commits_on_a_branch_and_switches_the_checkout_to_it() {
     // The next plain commit goes on the review branch, never on main.
     set_slices(&repo, 4);
     let run = aiml(repo.path(), &["render", "--commit"], true);
-    run.expect_code(0);
-    run.stderr_has("on `aiml/three-slices`");
+    run.expect_code(0).stderr_has("on `aiml/three-slices`");
     assert_eq!(
         branch_tip(&git, "aiml/three-slices").parent_id(0).unwrap(),
         branch.id()
@@ -385,8 +379,7 @@ fn a_commit_says_when_the_repository_has_hooks_it_did_not_run() {
     let (repo, _git) = git_repo();
     repo.write(".git/hooks/pre-commit.sample", "#!/bin/sh\n");
     let run = aiml(repo.path(), &["render", "--commit"], true);
-    run.expect_code(0);
-    run.stderr_lacks("hooks");
+    run.expect_code(0).stderr_lacks("hooks");
 
     repo.write(".git/hooks/pre-commit", "#!/bin/sh\nexit 1\n");
     set_slices(&repo, 3);
@@ -400,16 +393,16 @@ fn a_commit_says_when_the_repository_has_hooks_it_did_not_run() {
     git_cli(repo.path(), &["config", "core.hooksPath", ".githooks"]);
     set_slices(&repo, 4);
     let run = aiml(repo.path(), &["render", "--commit"], true);
-    run.expect_code(0);
-    run.stderr_has("git hooks (core.hooksPath = .githooks)");
+    run.expect_code(0)
+        .stderr_has("git hooks (core.hooksPath = .githooks)");
 }
 
 #[test]
 fn without_a_git_identity_nothing_is_written() {
     let (repo, git) = git_repo();
     let run = aiml(repo.path(), &["render", "--commit"], false);
-    run.expect_code(2);
-    run.stderr_has("git config --global user.name");
+    run.expect_code(2)
+        .stderr_has("git config --global user.name");
     assert!(repo.generated().is_empty(), "nothing may be rendered");
     assert_eq!(head(&git).parent_count(), 0);
     // The repository's own config is enough.
@@ -424,8 +417,7 @@ fn without_a_git_identity_nothing_is_written() {
     std::fs::create_dir_all(outside.path().join("blueprints")).unwrap();
     std::fs::write(outside.path().join("blueprints/b.yaml"), EXAMPLE).unwrap();
     let run = aiml(outside.path(), &["render", "--commit"], true);
-    run.expect_code(2);
-    run.stderr_has("not in a git repository");
+    run.expect_code(2).stderr_has("not in a git repository");
     assert!(!outside.path().join("rendered").exists());
 }
 
@@ -441,9 +433,7 @@ fn hand_edits_are_refused_until_forced() {
     let before = repo.generated();
 
     let run = aiml(repo.path(), &["render", "--commit"], true);
-    run.expect_code(2);
-    run.stderr_has(jobset);
-    run.stderr_has("--force");
+    run.expect_code(2).stderr_has(jobset).stderr_has("--force");
     assert_eq!(repo.generated(), before, "nothing is written");
     assert_eq!(head(&git).id(), committed, "nothing is committed");
 
@@ -467,11 +457,9 @@ fn a_repository_in_a_sub_folder_of_the_work_tree() {
     run.expect_code(0);
     let committed = paths(&head(&git), "");
     assert!(committed.contains(&"platform/blueprints/train.yaml".to_string()));
-    assert!(
-        committed
-            .iter()
-            .any(|p| p.starts_with("platform/rendered/multislice-v4-32-training/"))
-    );
+    support::assert_some_path(&committed, |p| {
+        p.starts_with("platform/rendered/multislice-v4-32-training/")
+    });
     assert!(committed.contains(&"README.md".to_string()));
     let diff = aiml(&platform, &["diff", "--exit-code"], true);
     diff.expect_code(0);
@@ -710,8 +698,8 @@ fn diff_exit_code_says_whether_anything_differs() {
     );
     run.expect_code(1);
     let run = aiml(dir.path(), &["diff", "--base", "no-such-rev"], true);
-    run.expect_code(2);
-    run.stderr_has("`no-such-rev` is not a revision");
+    run.expect_code(2)
+        .stderr_has("`no-such-rev` is not a revision");
 }
 
 #[test]
@@ -739,8 +727,8 @@ fn diff_with_render_compares_what_a_render_would_write() {
         "{}",
         run.stdout
     );
-    run.stdout_has("TPU v4 chips in node pools: 32 → 48 (+16)");
-    run.stdout_has("+ ContainerNodePool my-project/multislice-v4-32-training-tpu-slice-2");
+    run.stdout_has("TPU v4 chips in node pools: 32 → 48 (+16)")
+        .stdout_has("+ ContainerNodePool my-project/multislice-v4-32-training-tpu-slice-2");
     assert!(
         repo.generated().keys().all(|p| !p.contains("tpu-slice-2")),
         "--render writes nothing"
@@ -811,8 +799,9 @@ fn config_sync_wiring_gathers_each_cluster_and_passes_the_schemas() {
     // Without settings, a full render removes the wiring.
     std::fs::remove_file(repo.path().join("aiml.yaml")).unwrap();
     let check = repo.aiml(&["render", "--check"]);
-    check.expect_code(1);
-    check.stderr_has("would remove rendered/_sync/");
+    check
+        .expect_code(1)
+        .stderr_has("would remove rendered/_sync/");
     assert_eq!(repo.aiml(&["render"]).code, 0);
     assert!(!repo.path().join("rendered/_sync").exists());
 }

@@ -220,8 +220,9 @@ fn a_forged_cache_entry_never_vouches_for_output() {
     std::fs::write(&entry_path, entry.to_string()).unwrap();
 
     let check = repo.aiml(&["render", "--check"]);
-    check.expect_code(1);
-    check.stderr_has(&format!("would change rendered/{NAME}/{file}"));
+    check
+        .expect_code(1)
+        .stderr_has(&format!("would change rendered/{NAME}/{file}"));
     let run = repo.aiml(&["render"]);
     run.expect_code(0);
     assert_eq!(std::fs::read(folder.join(file)).unwrap(), original);
@@ -330,15 +331,15 @@ fn an_unwritable_output_folder_is_named_with_the_cause() {
     let before = repo.generated();
     let _guard = make_unwritable(&repo.path().join("rendered"));
     let run = repo.aiml(&["render"]);
-    run.expect_code(2);
-    run.stderr_has(&format!("could not replace `rendered/{NAME}`"));
+    run.expect_code(2)
+        .stderr_has(&format!("could not replace `rendered/{NAME}`"));
     assert!(
         run.stderr.contains("immutable") || run.stderr.contains("not writable by this user"),
         "{}",
         run.stderr
     );
-    run.stderr_has("nothing was changed");
-    run.stderr_lacks(".aiml/staging");
+    run.stderr_has("nothing was changed")
+        .stderr_lacks(".aiml/staging");
     assert_eq!(repo.generated(), before);
 }
 

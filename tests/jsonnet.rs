@@ -100,19 +100,18 @@ fn a_runtime_error_names_the_jsonnet_file_line_and_stack() {
         ),
     ]);
     let run = repo.aiml(&["render"]);
-    run.expect_code(2);
-    run.stderr_has("replicas must be positive");
+    run.expect_code(2).stderr_has("replicas must be positive");
     // Where it failed, and the call in the blueprint file that led there.
-    run.stderr_has("--> blueprints/lib.libsonnet:3:");
-    run.stderr_has("at blueprints/fleet.jsonnet:3:");
-    run.stderr_has("jsonnet-evaluation");
+    run.stderr_has("--> blueprints/lib.libsonnet:3:")
+        .stderr_has("at blueprints/fleet.jsonnet:3:")
+        .stderr_has("jsonnet-evaluation");
     assert!(!repo.path().join("rendered").exists());
     insta::assert_snapshot!("runtime_error", run.stderr);
 
     let syntax = repo_with(&[("blueprints/bad.jsonnet", "{\n  a: 1,\n  b: ,\n}\n")]);
     let run = syntax.aiml(&["render"]);
-    run.expect_code(2);
-    run.stderr_has("--> blueprints/bad.jsonnet:3:");
+    run.expect_code(2)
+        .stderr_has("--> blueprints/bad.jsonnet:3:");
 }
 
 #[test]
@@ -131,8 +130,7 @@ local training(name, topology) = {
 ";
     let repo = repo_with(&[("blueprints/fleet.jsonnet", fleet)]);
     let run = repo.aiml(&["render"]);
-    run.expect_failure();
-    run.stderr_has("tpu-topology");
+    run.expect_failure().stderr_has("tpu-topology");
     // The literal of the bad call.
     run.stderr_has("--> blueprints/fleet.jsonnet:9:19");
 
@@ -152,11 +150,11 @@ local training(name, topology) = {
         ),
     ]);
     let run = repo.aiml(&["render"]);
-    run.expect_code(2);
-    run.stderr_has("--> blueprints/lib.libsonnet:1:144");
+    run.expect_code(2)
+        .stderr_has("--> blueprints/lib.libsonnet:1:144");
     // The library's line.
-    run.stderr_has("{ spec+: { replicaz: 2 } }");
-    run.stderr_has("TritonServing/b");
+    run.stderr_has("{ spec+: { replicaz: 2 } }")
+        .stderr_has("TritonServing/b");
 }
 
 /// A value a library under `lib/` wrote: findings about it name the library file and line
@@ -188,21 +186,18 @@ local training(name, slice) = {
         ("lib/tpu.libsonnet", library),
     ]);
     let run = repo.aiml(&["render"]);
-    run.expect_failure();
-    run.stderr_has("tpu-topology");
+    run.expect_failure().stderr_has("tpu-topology");
     // The library's literal.
     run.stderr_has("--> lib/tpu.libsonnet:3:35");
     // The library's line.
-    run.stderr_has("bad: { type: 'v4-32', topology: '2x2x2' }");
-    run.stderr_has("MultisliceTraining/bad");
-    run.stderr_lacks("fleet.jsonnet:1");
+    run.stderr_has("bad: { type: 'v4-32', topology: '2x2x2' }")
+        .stderr_has("MultisliceTraining/bad")
+        .stderr_lacks("fleet.jsonnet:1");
 
     let run = repo.aiml(&["validate", "-o", "json"]);
     run.expect_failure();
-    let findings: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let findings = run.findings();
     let topology = findings
-        .as_array()
-        .expect("a list")
         .iter()
         .find(|f| {
             f["rule"]
@@ -221,11 +216,11 @@ fn two_blueprints_of_one_file_need_their_own_names() {
         &format!("[{}, {}]", triton("same"), triton("same")),
     )]);
     let run = repo.aiml(&["render"]);
-    run.expect_code(2);
-    run.stderr_has("blueprint name `same` is already used");
+    run.expect_code(2)
+        .stderr_has("blueprint name `same` is already used");
     // Both names are the same literal: no line can be told, the document can.
-    run.stderr_has("in blueprints/fleet.jsonnet, at `[1].metadata.name`");
-    run.stderr_has("also defined at blueprints/fleet.jsonnet (`[0]`)");
+    run.stderr_has("in blueprints/fleet.jsonnet, at `[1].metadata.name`")
+        .stderr_has("also defined at blueprints/fleet.jsonnet (`[0]`)");
 }
 
 #[test]
@@ -301,9 +296,9 @@ fn runaway_recursion_is_stopped_and_nothing_is_written() {
         "local f(n) = f(n + 1) + 1;\n{ x: f(0) }\n",
     )]);
     let run = repo.aiml(&["render"]);
-    run.expect_code(2);
-    run.stderr_has("stack overflow");
-    run.stderr_has("--> blueprints/fleet.jsonnet:1:");
+    run.expect_code(2)
+        .stderr_has("stack overflow")
+        .stderr_has("--> blueprints/fleet.jsonnet:1:");
     assert!(!repo.path().join("rendered").exists());
     assert!(!repo.path().join("overlays").exists());
 }
@@ -405,8 +400,8 @@ fn jsonnet_bombs_are_findings_within_512_mib() {
         "[x for x in std.range(1, 1e8)]\n",
     )]);
     let run = aiml_capped(&repo, &["validate", "blueprints/bomb.jsonnet"]);
-    run.expect_code(2);
-    run.stderr_has("needed more than 512 MiB of memory");
+    run.expect_code(2)
+        .stderr_has("needed more than 512 MiB of memory");
 }
 
 /// A YAML file may hold 100,000 documents at most; one Jsonnet file may not yield more either
@@ -538,8 +533,7 @@ fn long_evaluations_and_huge_outputs_are_stopped() {
         &["render"],
         &[("AIML_JSONNET_TIMEOUT", std::ffi::OsStr::new("1"))],
     );
-    run.expect_code(2);
-    run.stderr_has("took longer than 1 s");
+    run.expect_code(2).stderr_has("took longer than 1 s");
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
 
     let repo = repo_with(&[(
@@ -550,8 +544,7 @@ fn long_evaluations_and_huge_outputs_are_stopped() {
         &["render"],
         &[("AIML_MAX_FILE_SIZE", std::ffi::OsStr::new("64K"))],
     );
-    run.expect_code(2);
-    run.stderr_has("the output is larger than");
+    run.expect_code(2).stderr_has("the output is larger than");
 }
 
 #[test]
@@ -584,9 +577,9 @@ function(team) [
         &["render"],
         &[("AIML_TEST_SECRET", std::ffi::OsStr::new("hunter2"))],
     );
-    run.expect_code(2);
-    run.stderr_has("external variable is not defined: AIML_TEST_SECRET");
-    run.stderr_has("jsonnet.extVars");
+    run.expect_code(2)
+        .stderr_has("external variable is not defined: AIML_TEST_SECRET")
+        .stderr_has("jsonnet.extVars");
     assert!(!run.stderr.contains("hunter2"));
     assert!(!run.stdout.contains("hunter2"));
 
@@ -599,8 +592,7 @@ function(team) [
         ),
     ]);
     let run = repo.aiml(&["render"]);
-    run.expect_code(2);
-    run.stderr_has("did you mean `extVars`?");
+    run.expect_code(2).stderr_has("did you mean `extVars`?");
 }
 
 #[test]
@@ -697,8 +689,7 @@ fn validate_evaluates_jsonnet_files_named_on_the_command_line() {
     run.stderr_has("error[tpu-topology")
         .stderr_has("--> drafts/train.jsonnet:2:");
     let run = repo.aiml(&["validate", "drafts/ok.jsonnet"]);
-    run.expect_code(0);
-    run.stderr_has("1 blueprint");
+    run.expect_code(0).stderr_has("1 blueprint");
 
     let outside = tempfile::tempdir().expect("temp dir");
     std::fs::write(outside.path().join("lib.libsonnet"), triton("lib")).expect("write");
@@ -721,6 +712,5 @@ fn validate_evaluates_jsonnet_files_named_on_the_command_line() {
         "validate",
         &outside.path().join("leak.jsonnet").to_string_lossy(),
     ]);
-    leak.expect_code(2);
-    leak.stderr_has("jsonnet-evaluation");
+    leak.expect_code(2).stderr_has("jsonnet-evaluation");
 }

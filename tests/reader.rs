@@ -132,26 +132,24 @@ fn keys_are_the_json_keys_kubectl_sends() {
 #[test]
 fn a_yaml_1_1_word_where_a_string_belongs_says_what_kubectl_reads() {
     let repo = TestRepo::empty();
-    repo.write(
-        "k8s/cm.yaml",
+    let run = repo.validate_manifest(
+        "cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: n\ndata:\n  k: \"1\"\n",
     );
-    let run = repo.aiml(&["validate", "k8s"]);
-    run.expect_code(1);
-    run.stderr_has("kubectl reads the unquoted `n` as the boolean `false` (YAML 1.1)");
-    run.stderr_has("quote the value: `namespace: \"n\"`");
+    run.expect_code(1)
+        .stderr_has("kubectl reads the unquoted `n` as the boolean `false` (YAML 1.1)")
+        .stderr_has("quote the value: `namespace: \"n\"`");
 }
 
 #[test]
 fn infinity_and_nan_are_refused_as_kubectl_refuses_them() {
     for written in [".inf", "-.Inf", ".NaN"] {
         let repo = TestRepo::empty();
-        repo.write("k8s/hpa.yaml", &autoscaler(written));
-        let run = repo.aiml(&["validate", "k8s"]);
+        let run = repo.validate_manifest("hpa.yaml", &autoscaler(written));
         assert_eq!(run.code, 2, "{written}: {}", run.transcript());
-        run.stderr_has("[yaml-syntax]");
-        run.stderr_has("k8s/hpa.yaml:9");
-        run.stderr_has("kubectl refuses the whole file");
+        run.stderr_has("[yaml-syntax]")
+            .stderr_has("k8s/hpa.yaml:9")
+            .stderr_has("kubectl refuses the whole file");
     }
 }
 
@@ -160,14 +158,9 @@ fn values_readers_disagree_on_are_warnings_with_the_unambiguous_spelling() {
     let repo = TestRepo::empty();
     let text = autoscaler("010").replace("minReplicas: 5000", "minReplicas: 1")
         + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: serving\n  labels:\n    debug: \"yes\"\ndata:\n  mode: \"0644\"\n";
-    repo.write("k8s/hpa.yaml", &text);
-    let run = repo.aiml(&["validate", "k8s"]);
-    assert_eq!(
-        run.code,
-        0,
-        "warnings never change the exit code: {}",
-        run.transcript()
-    );
+    let run = repo.validate_manifest("hpa.yaml", &text);
+    // Warnings never change the exit code.
+    run.expect_code(0);
     run.stderr_has("warning[yaml-ambiguous]");
     run.stderr_has("`010` is the number 8 to kubectl and the API server, but the number 10 to YAML 1.2 readers");
     run.stderr_has("k8s/hpa.yaml:9");
@@ -180,7 +173,7 @@ fn values_readers_disagree_on_are_warnings_with_the_unambiguous_spelling() {
         run.stderr
     );
     let json = repo.aiml(&["validate", "-o", "json", "k8s"]);
-    let findings: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let findings = json.findings();
     assert_eq!(findings[0]["rule"], "yaml-ambiguous");
     assert_eq!(findings[0]["field"], "spec.maxReplicas");
     assert_eq!(findings[0]["severity"], "warning");
@@ -193,9 +186,9 @@ fn blueprints_are_read_with_the_same_reader() {
     assert_ne!(blueprint, support::EXAMPLE);
     repo.write("blueprints/multislice-v4-32-training.yaml", &blueprint);
     let run = repo.aiml(&["validate"]);
-    run.expect_code(2);
-    run.stderr_has("[yaml-ambiguous]");
-    run.stderr_has("metadata.name");
+    run.expect_code(2)
+        .stderr_has("[yaml-ambiguous]")
+        .stderr_has("metadata.name");
 }
 
 /// Runs the binary in `repo` with `input` on standard input (a pipe).
@@ -228,18 +221,17 @@ const BOUNDS: &str = include_str!("fixtures/validate/err_hpa-replica-bounds.yaml
 fn validate_dash_reads_a_stream_from_standard_input() {
     let repo = TestRepo::empty();
     let run = aiml_with_stdin(&repo, &["validate", "-"], BOUNDS.as_bytes(), &[]);
-    run.expect_code(1);
-    run.stderr_has("--> <stdin>:12:16");
+    run.expect_code(1).stderr_has("--> <stdin>:12:16");
     // With the line.
-    run.stderr_has("12 |   maxReplicas: 2");
-    run.stderr_has("2 objects");
+    run.stderr_has("12 |   maxReplicas: 2")
+        .stderr_has("2 objects");
     let json = aiml_with_stdin(
         &repo,
         &["validate", "-o", "json", "-"],
         BOUNDS.as_bytes(),
         &[],
     );
-    let findings: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let findings = json.findings();
     assert_eq!(findings[0]["file"], "<stdin>");
     assert_eq!(findings[0]["line"], 12);
 }
@@ -249,8 +241,7 @@ fn validate_dash_reads_a_stream_from_standard_input() {
 fn dev_stdin_is_standard_input_too() {
     let repo = TestRepo::empty();
     let run = aiml_with_stdin(&repo, &["validate", "/dev/stdin"], BOUNDS.as_bytes(), &[]);
-    run.expect_code(1);
-    run.stderr_has("--> <stdin>:12:16");
+    run.expect_code(1).stderr_has("--> <stdin>:12:16");
 }
 
 #[test]
@@ -263,11 +254,10 @@ fn standard_input_is_bounded_like_a_file() {
         big.as_bytes(),
         &[("AIML_MAX_FILE_SIZE", "2K")],
     );
-    run.expect_code(2);
-    run.stderr_has("`<stdin>` is larger than 2 KiB (set `AIML_MAX_FILE_SIZE` to raise the limit)");
+    run.expect_code(2)
+        .stderr_has("`<stdin>` is larger than 2 KiB (set `AIML_MAX_FILE_SIZE` to raise the limit)");
     let twice = aiml_with_stdin(&repo, &["validate", "-", "/dev/stdin"], b"a: 1\n", &[]);
-    twice.expect_code(2);
-    twice.stderr_has("it can be read once");
+    twice.expect_code(2).stderr_has("it can be read once");
 }
 
 #[test]
@@ -352,8 +342,9 @@ fn hostile_file_names_and_values_reach_no_terminal_raw() {
         assert_inert(&format!("{what} stderr"), &run.stderr);
     }
     let (_, validate) = &runs[1];
-    validate.expect_code(1);
-    validate.stderr_has("m\\u{1b}[2J\\u{7}\\u{9b}31m");
+    validate
+        .expect_code(1)
+        .stderr_has("m\\u{1b}[2J\\u{7}\\u{9b}31m");
     // JSON stays JSON, with the very characters as its values.
     let (_, json) = &runs[2];
     let findings: serde_json::Value = serde_json::from_str(&json.stdout).expect("valid JSON");
@@ -370,25 +361,25 @@ fn hostile_file_names_and_values_reach_no_terminal_raw() {
         "the JSON value is the file's real name"
     );
     let (_, usage) = &runs[7];
-    usage.expect_code(2);
-    usage.stderr_has("--no-such");
-    usage.stderr_has("\\u{9b}31m\\u{202e}");
+    usage
+        .expect_code(2)
+        .stderr_has("--no-such")
+        .stderr_has("\\u{9b}31m\\u{202e}");
 }
 
 #[test]
 fn a_source_line_with_raw_controls_is_quoted_inert_and_aligned() {
     let repo = TestRepo::empty();
-    repo.write(
-        "k8s/m.yaml",
+    let run = repo.validate_manifest(
+        "m.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: n\ndata:\n  k: 1 # \u{9b}2J\u{202e}\n",
     );
-    let run = repo.aiml(&["validate", "k8s"]);
     // YAML refuses a raw C1 control: the finding quotes the line it is on, one `�` for each
     // character a terminal would act on, so the caret still points at the right column.
     run.expect_code(2);
     assert_inert("validate", &run.stderr);
-    run.stderr_has("7 |   k: 1 # \u{fffd}2J\u{fffd}");
-    run.stderr_has("  |          ^");
+    run.stderr_has("7 |   k: 1 # \u{fffd}2J\u{fffd}")
+        .stderr_has("  |          ^");
 }
 
 #[test]

@@ -172,8 +172,7 @@ fn the_rendered_objects_go_through_every_rule() {
     // catches it on the rendered Deployment.
     let repo = repository(&format!("{BLUEPRINT}  chips: 4\n"));
     let run = repo.aiml(&["render"]);
-    run.expect_code(1);
-    run.stderr_has("error[tpu-chips-per-host]");
+    run.expect_code(1).stderr_has("error[tpu-chips-per-host]");
     assert!(repo.generated().is_empty(), "findings write nothing");
 }
 
@@ -303,8 +302,7 @@ fn a_kind_cannot_turn_rules_off_but_its_blueprint_can() {
         "  name: gemma-server\n  annotations:\n    aiml.dev/ignore: tpu-chips-per-host\n",
     ));
     let run = repo.aiml(&["render"]);
-    run.expect_code(0);
-    run.stderr_has("1 suppressed");
+    run.expect_code(0).stderr_has("1 suppressed");
 }
 
 #[test]
@@ -374,8 +372,7 @@ fn changing_a_kinds_files_renders_its_blueprints_again() {
         &TEMPLATE.replace("cpu: \"4\"", "cpu: \"2\""),
     );
     let run = repo.aiml(&["render"]);
-    run.expect_code(0);
-    run.stderr_lacks("0 files changed");
+    run.expect_code(0).stderr_lacks("0 files changed");
     assert!(read(&repo, DEPLOYMENT).contains("cpu: \"2\""));
     // Any file of the folder counts, not only templates.
     repo.write("kinds/TpuServer/kind.yaml", &KIND.replace("8000", "9000"));
@@ -515,17 +512,15 @@ fn a_kinds_folder_of_another_project_is_left_alone() {
     let repo = TestRepo::empty();
     std::fs::create_dir(repo.path().join(".git")).expect("mkdir");
     repo.write("kinds/Go/types.go", "package kinds\n");
-    repo.write(
-        "k8s/namespace.yaml",
+    let run = repo.validate_manifest(
+        "namespace.yaml",
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n",
     );
-    let run = repo.aiml(&["validate", "k8s"]);
     run.expect_code(0);
     // In a kubectl-aiml repository the same folder is a broken kind.
     repo.write("blueprints/server.yaml", BLUEPRINT);
     let run = repo.aiml(&["validate", "k8s"]);
-    run.expect_code(2);
-    run.stderr_has("`kinds/Go/`: no `kind.yaml`");
+    run.expect_code(2).stderr_has("`kinds/Go/`: no `kind.yaml`");
 }
 
 #[test]
@@ -561,10 +556,7 @@ spec:
         &repo,
         "rendered/notes/workload/default/configmap_notes-notes.yaml",
     );
-    assert!(
-        notes.contains("cluster: notes") && notes.contains("selector: \"0\""),
-        "{notes}"
-    );
+    support::assert_contains_all(&notes, &["cluster: notes", "selector: \"0\""]);
 
     // Without `accelerator: tpu` the stanza is no field of the kind.
     repo.write(
@@ -613,8 +605,5 @@ fn the_example_repository_kind_renders_what_is_committed() {
         &repo,
         "rendered/smoke-v5e-16/workload/smoke-v5e-16/job.batch_smoke-v5e-16.yaml",
     );
-    assert!(
-        job.contains("parallelism: 1") && job.contains("google.com/tpu: 8"),
-        "{job}"
-    );
+    support::assert_contains_all(&job, &["parallelism: 1", "google.com/tpu: 8"]);
 }

@@ -55,6 +55,12 @@ impl TestRepo {
         Run::from_output(args, output)
     }
 
+    /// Writes `text` as `k8s/<name>` and runs `validate k8s`, as a CI job checks manifests.
+    pub fn validate_manifest(&self, name: &str, text: &str) -> Run {
+        self.write(&format!("k8s/{name}"), text);
+        self.aiml(&["validate", "k8s"])
+    }
+
     /// Every file under overlays/ and rendered/.
     pub fn generated(&self) -> BTreeMap<String, Vec<u8>> {
         let mut all = BTreeMap::new();
@@ -142,6 +148,15 @@ impl Run {
             self.fail(&format!("exit code {code}"));
         }
         self
+    }
+
+    /// Stdout read as the JSON list of findings that `-o json` prints.
+    #[track_caller]
+    pub fn findings(&self) -> Vec<serde_json::Value> {
+        match serde_json::from_str(&self.stdout) {
+            Ok(serde_json::Value::Array(findings)) => findings,
+            _ => self.fail("a JSON list of findings on stdout"),
+        }
     }
 
     /// Asserts that the run failed: any exit code but 0.
@@ -310,6 +325,19 @@ pub fn kill(child: &std::process::Child, signal: &str) {
         Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]),
         "kill",
     );
+}
+
+/// Asserts that some path of `paths` is `wanted`, listing them all when none is.
+#[track_caller]
+pub fn assert_some_path<P: AsRef<str>>(
+    paths: impl IntoIterator<Item = P>,
+    wanted: impl Fn(&str) -> bool,
+) {
+    let paths: Vec<P> = paths.into_iter().collect();
+    if !paths.iter().any(|path| wanted(path.as_ref())) {
+        let listed: Vec<&str> = paths.iter().map(AsRef::as_ref).collect();
+        panic!("no such path among:\n{}", listed.join("\n"));
+    }
 }
 
 /// Asserts that `text` contains each of `needles`, naming the first one it lacks.
