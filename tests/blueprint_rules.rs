@@ -107,13 +107,7 @@ fn every_blueprint_rule_doc_example_fails_with_its_rule() {
             continue;
         }
         let found = findings("example.yaml", example);
-        if !found.iter().any(|d| d.rule == rule.id) {
-            let rules: Vec<&str> = found.iter().map(|d| d.rule.as_str()).collect();
-            problems.push(format!(
-                "{}: the example does not fail with it (found {rules:?})",
-                rule.id
-            ));
-        }
+        problems.extend(support::example_fails_with(rule.id, &found));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -188,13 +188,7 @@ fn every_rule_doc_example_fails_with_its_rule() {
             .filter_map(|document| object("doc.yaml", document))
             .collect();
         let found = validate(&objects);
-        if !found.iter().any(|finding| finding.rule == rule.id) {
-            let rules: Vec<&str> = found.iter().map(|finding| finding.rule.as_str()).collect();
-            problems.push(format!(
-                "{}: the example does not fail with it (found {rules:?})",
-                rule.id
-            ));
-        }
+        problems.extend(support::example_fails_with(rule.id, &found));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -375,3 +375,15 @@ pub fn also_allowed(text: &str) -> Vec<&str> {
         .filter(|rule| !rule.is_empty())
         .collect()
 }
+
+/// Nothing when `found` (the findings of `rule`'s doc example under `## Fails`) holds a
+/// finding of `rule`; otherwise the problem to report, naming the rules found instead.
+pub fn example_fails_with(rule: &str, found: &[aiml::diagnostic::Diagnostic]) -> Option<String> {
+    if found.iter().any(|finding| finding.rule == rule) {
+        return None;
+    }
+    let rules: Vec<&str> = found.iter().map(|finding| finding.rule.as_str()).collect();
+    Some(format!(
+        "{rule}: the example does not fail with it (found {rules:?})"
+    ))
+}
