@@ -52,7 +52,7 @@ fn render_is_deterministic_and_check_passes() {
 #[test]
 fn check_reports_stale_missing_and_extra_files() {
     let repo = TestRepo::new();
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     let jobset = "rendered/multislice-v4-32-training/workload/multislice-v4-32-training/jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml";
     repo.write(jobset, "edited: by hand\n");
     std::fs::remove_file(
@@ -124,8 +124,8 @@ fn check_reports_stale_missing_and_extra_files() {
     insta::assert_snapshot!(refused.stderr, @"error: a generated file was edited by hand since kubectl-aiml wrote it, and this render would overwrite it: `rendered/multislice-v4-32-training/workload/multislice-v4-32-training/jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml`; move the change into the blueprint, or pass `--force` to overwrite it");
     assert_eq!(before, repo.generated(), "a refused render must not write");
 
-    assert_eq!(repo.aiml(&["render", "--force"]).code, 0);
-    assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
+    repo.aiml(&["render", "--force"]).expect_code(0);
+    repo.aiml(&["render", "--check"]).expect_code(0);
     assert!(!repo.path().join("rendered/deleted-blueprint").exists());
     assert!(
         repo.path().join("rendered/hand-made/notes.yaml").exists(),
@@ -138,7 +138,7 @@ fn check_reports_stale_missing_and_extra_files() {
 #[test]
 fn overlays_build_to_exactly_the_rendered_objects() {
     let repo = TestRepo::new();
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     let overlays = repo.path().join("overlays/multislice-v4-32-training");
     let targets: Vec<String> = std::fs::read_dir(&overlays)
         .expect("overlay folder")
@@ -181,7 +181,7 @@ fn overlays_build_to_exactly_the_rendered_objects() {
 /// Bad blueprints: a clear message, the right exit code, and nothing changed on disk.
 fn assert_rejected(name: &str, blueprint: &str, expected_code: i32) -> String {
     let repo = TestRepo::new();
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     let before = repo.generated();
     repo.write("blueprints/bad.yaml", blueprint);
     let run = repo.aiml(&["render"]);
@@ -263,7 +263,8 @@ fn renders_only_named_blueprints_and_rejects_unknown_names() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["render", "nope"]);
     run.expect_code(2).stderr_has("no blueprint named `nope`");
-    assert_eq!(repo.aiml(&["render", "multislice-v4-32-training"]).code, 0);
+    repo.aiml(&["render", "multislice-v4-32-training"])
+        .expect_code(0);
 }
 
 #[test]
@@ -273,7 +274,7 @@ fn missing_kustomize_fails_with_exit_2() {
         &["render"],
         &[("AIML_KUSTOMIZE", "/nonexistent/kustomize".as_ref())],
     );
-    assert_eq!(run.code, 2);
+    run.expect_code(2);
     let stderr = run.stderr;
     assert!(stderr.contains("kustomize not found"), "{stderr}");
     assert!(repo.generated().is_empty());
@@ -283,23 +284,14 @@ fn missing_kustomize_fails_with_exit_2() {
 fn failing_kustomize_names_the_overlay_and_keeps_its_message() {
     let repo = TestRepo::new();
     let fake = repo.path().join("fake-kustomize");
-    std::fs::write(&fake, "#!/bin/sh\necho 'Error: boom' >&2\nexit 1\n").expect("write");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    }
+    support::write_script(&fake, "#!/bin/sh\necho 'Error: boom' >&2\nexit 1\n");
     let run = repo.aiml_with_env(
         &["render", "--kustomize=binary"],
         &[("AIML_KUSTOMIZE", fake.as_os_str())],
     );
-    assert_eq!(run.code, 2);
-    let stderr = run.stderr;
-    assert!(
-        stderr.contains("fake-kustomize build overlays/multislice-v4-32-training"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("Error: boom"), "{stderr}");
+    run.expect_code(2)
+        .stderr_has("fake-kustomize build overlays/multislice-v4-32-training")
+        .stderr_has("Error: boom");
     assert!(repo.generated().is_empty());
 }
 
@@ -308,16 +300,10 @@ fn a_kustomize_other_than_v5_is_refused_before_it_builds() {
     let repo = TestRepo::new();
     let fake = repo.path().join("old-kustomize");
     // Reports v4.5.7 and would build nothing, so an accepted binary fails differently.
-    std::fs::write(
+    support::write_script(
         &fake,
         "#!/bin/sh\nif [ \"$1\" = version ]; then echo v4.5.7; exit 0; fi\nexit 0\n",
-    )
-    .expect("write");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    }
+    );
     let run = repo.aiml_with_env(
         &["render", "--kustomize=binary"],
         &[("AIML_KUSTOMIZE", fake.as_os_str())],
@@ -332,7 +318,7 @@ fn a_kustomize_other_than_v5_is_refused_before_it_builds() {
 fn blueprints_lists_kinds_and_blueprints() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["blueprints"]);
-    assert_eq!(run.code, 0);
+    run.expect_code(0);
     insta::assert_snapshot!(run.stdout);
     let json: serde_json::Value =
         serde_json::from_str(&repo.aiml(&["blueprints", "-o", "json"]).stdout).expect("json");
@@ -351,16 +337,16 @@ fn version_and_help() {
     // The kustomize renders use, and its version.
     let kustomize = lines.next().expect("kustomize line");
     assert!(kustomize.starts_with("kustomize v5."), "{kustomize}");
-    assert_eq!(repo.aiml(&["--version"]).code, 0);
+    repo.aiml(&["--version"]).expect_code(0);
     for command in ["render", "validate", "blueprints", "version"] {
         let help = repo.aiml(&[command, "--help"]);
-        assert_eq!(help.code, 0);
+        help.expect_code(0);
         assert!(
             help.stdout.contains("Example"),
             "{command} --help has no example"
         );
     }
-    assert_eq!(repo.aiml(&["render", "--bogus"]).code, 2);
+    repo.aiml(&["render", "--bogus"]).expect_code(2);
 }
 
 #[test]
@@ -472,7 +458,7 @@ fn validate_checks_schemas_and_removed_api_versions() {
     run.expect_code(1);
     insta::assert_snapshot!(run.stderr);
     // The rendered output of the repository passes its schemas.
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     let run = repo.aiml(&["validate", "--strict", "rendered"]);
     run.expect_code(0);
 }
@@ -491,7 +477,7 @@ fn extra_schemas_and_strict_mode() {
     run.stderr_has(
         "1 object: 0 checked against their schema, 0 by the manifest rules; 1 not applicable",
     );
-    assert_eq!(repo.aiml(&["validate", "--strict", "k8s"]).code, 1);
+    repo.aiml(&["validate", "--strict", "k8s"]).expect_code(1);
     repo.write(
         "extra/example.com/widget_v1.json",
         r#"{"type": "object", "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}, "spec": {"type": "object", "properties": {"size": {"type": "integer"}}, "additionalProperties": false}}}"#,
@@ -543,7 +529,7 @@ fn a_second_training_blueprint_renders_without_collisions() {
 #[test]
 fn blueprints_rendering_the_same_object_are_refused() {
     let repo = TestRepo::new();
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     let same_namespace = second_blueprint("other-training").replace(
         "  project: my-project",
         "  project: my-project\n  namespace: multislice-v4-32-training",
@@ -553,7 +539,7 @@ fn blueprints_rendering_the_same_object_are_refused() {
     // Its own cluster.
     run.expect_code(0);
     std::fs::remove_file(repo.path().join("blueprints/other.yaml")).unwrap();
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
 
     let before = repo.generated();
     let shared = same_namespace.replace(
@@ -634,7 +620,7 @@ fn rules_are_listed_and_documented() {
         assert!(list.stdout.contains(id), "{id} not listed");
     }
     let doc = repo.aiml(&["rules", "tpu-chips-per-host"]);
-    assert_eq!(doc.code, 0);
+    doc.expect_code(0);
     assert!(
         doc.stdout.starts_with("# tpu-chips-per-host\n"),
         "{}",
@@ -645,8 +631,9 @@ fn rules_are_listed_and_documented() {
         serde_json::from_str(&repo.aiml(&["rules", "-o", "json"]).stdout).expect("json");
     assert!(json.as_array().expect("array").len() > 40);
     let unknown = repo.aiml(&["rules", "tpu-chips-per-hots"]);
-    assert_eq!(unknown.code, 2);
-    unknown.stderr_has("did you mean `tpu-chips-per-host`?");
+    unknown
+        .expect_code(2)
+        .stderr_has("did you mean `tpu-chips-per-host`?");
 }
 
 /// A rule is turned off for one object by annotation, or for a run by flag; the summary says
@@ -660,7 +647,7 @@ fn rules_can_be_turned_off_by_annotation_or_flag() {
         )
     };
     repo.write("k8s/flavor.yaml", &flavor(""));
-    assert_eq!(repo.aiml(&["validate", "k8s"]).code, 1);
+    repo.aiml(&["validate", "k8s"]).expect_code(1);
     let run = repo.validate_manifest(
         "flavor.yaml",
         &flavor("  annotations:\n    aiml.dev/ignore: kueue-flavor-labels\n"),
@@ -712,12 +699,7 @@ fn fleet_progress_shows_on_a_terminal_only() {
     }
     // Each build takes a moment, so the bar's delay passes before the fleet is done.
     let slow = repo.path().join("slow-kustomize");
-    std::fs::write(&slow, "#!/bin/sh\nsleep 0.3\nexec kustomize \"$@\"\n").expect("write");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    }
+    support::write_script(&slow, "#!/bin/sh\nsleep 0.3\nexec kustomize \"$@\"\n");
     let env = [("AIML_KUSTOMIZE", slow.as_os_str())];
     let args = ["render", "--kustomize=binary", "--no-cache", "--check"];
 

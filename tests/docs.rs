@@ -173,19 +173,13 @@ fn readme_install_commands_work_in_a_fresh_home() {
     // `kubectl aiml` as kubectl runs the plugin: a stand-in that calls the binary.
     let bin = tempfile::tempdir().expect("bin");
     let kubectl = bin.path().join("kubectl");
-    std::fs::write(
+    support::write_script(
         &kubectl,
-        format!(
+        &format!(
             "#!/bin/sh\n[ \"$1\" = aiml ] && shift\nexec '{}' \"$@\"\n",
             cargo_bin("kubectl-aiml").display()
         ),
-    )
-    .expect("write");
-    std::fs::set_permissions(
-        &kubectl,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .expect("chmod");
+    );
     let binary = cargo_bin("kubectl-aiml");
     let path = std::env::join_paths(
         [bin.path(), binary.parent().expect("bin dir")]

@@ -481,12 +481,7 @@ fn kubectl_completes_the_plugin_through_kubectl_complete_aiml() {
     std::fs::create_dir(&bin).unwrap();
     let script = repo.aiml(&["completion", "kubectl"]).stdout;
     let executable = bin.join("kubectl_complete-aiml");
-    std::fs::write(&executable, script).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&executable, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    support::write_script(&executable, &script);
     // kubectl finds the plugin as `kubectl-aiml` on PATH and asks `kubectl_complete-aiml`.
     let output = Command::new("kubectl")
         .args(["__complete", "aiml", "render", ""])

@@ -794,7 +794,7 @@ fn config_sync_wiring_gathers_each_cluster_and_passes_the_schemas() {
     }
     let strict = repo.aiml(&["validate", "--strict", "rendered"]);
     strict.expect_code(0);
-    assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
+    repo.aiml(&["render", "--check"]).expect_code(0);
 
     // Without settings, a full render removes the wiring.
     std::fs::remove_file(repo.path().join("aiml.yaml")).unwrap();
@@ -802,7 +802,7 @@ fn config_sync_wiring_gathers_each_cluster_and_passes_the_schemas() {
     check
         .expect_code(1)
         .stderr_has("would remove rendered/_sync/");
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     assert!(!repo.path().join("rendered/_sync").exists());
 }
 

@@ -4,7 +4,6 @@
 
 mod support;
 
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -20,8 +19,7 @@ fn fake_kustomize(repo: &TestRepo, name: &str, script: &str) -> PathBuf {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    support::write_script(&path, &format!("#!/bin/sh\n{script}\n"));
     path
 }
 
@@ -88,7 +86,7 @@ fn object_names_from_kustomize_never_become_paths() {
 #[test]
 fn a_blueprint_that_builds_to_nothing_writes_nothing() {
     let repo = TestRepo::new();
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     let before = repo.generated();
     let fake = fake_kustomize(&repo, "kustomize-empty", "exit 0");
     let run = repo.aiml_with_env(
@@ -102,7 +100,7 @@ fn a_blueprint_that_builds_to_nothing_writes_nothing() {
 #[test]
 fn a_missing_or_empty_blueprints_folder_deletes_nothing() {
     let repo = TestRepo::new();
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     let before = repo.generated();
     // An empty blueprints/ folder.
     std::fs::remove_file(
@@ -113,8 +111,8 @@ fn a_missing_or_empty_blueprints_folder_deletes_nothing() {
     let run = repo.aiml(&["render"]);
     run.expect_code(2)
         .stderr_has("no blueprint under `blueprints/`");
-    assert_eq!(repo.aiml(&["render", "--check"]).code, 2);
-    assert_eq!(repo.aiml(&["validate"]).code, 2);
+    repo.aiml(&["render", "--check"]).expect_code(2);
+    repo.aiml(&["validate"]).expect_code(2);
     // No blueprints/ folder at all, in a git work tree.
     std::fs::remove_dir(repo.path().join("blueprints")).unwrap();
     std::fs::create_dir(repo.path().join(".git")).unwrap();
@@ -164,8 +162,7 @@ fn the_repository_is_found_from_a_sub_folder_or_said_to_be_missing() {
         .path()
         .join("blueprints/multislice-v4-32-training.yaml");
     let run = repo.aiml(&["--repo", file.to_str().unwrap(), "render"]);
-    assert_eq!(run.code, 2);
-    run.stderr_has("not a folder");
+    run.expect_code(2).stderr_has("not a folder");
 }
 
 /// kill -9 while kustomize runs: the tree stays as it was, and the next run cleans up and
@@ -173,7 +170,7 @@ fn the_repository_is_found_from_a_sub_folder_or_said_to_be_missing() {
 #[test]
 fn a_killed_render_leaves_the_old_tree_and_the_next_run_recovers() {
     let repo = TestRepo::new();
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     repo.write(
         "blueprints/multislice-v4-32-training.yaml",
         &EXAMPLE.replace("slices: 2", "slices: 3"),
@@ -202,7 +199,7 @@ fn a_killed_render_leaves_the_old_tree_and_the_next_run_recovers() {
     let run = repo.aiml(&["render"]);
     run.expect_code(0);
     assert!(!repo.path().join(".aiml/staging").exists());
-    assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
+    repo.aiml(&["render", "--check"]).expect_code(0);
 }
 
 /// Five renders at once, with a slow kustomize: one at a time, none loses a folder.
@@ -249,7 +246,7 @@ fn concurrent_renders_lose_nothing() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names.len(), 5, "{names:?}");
-    assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
+    repo.aiml(&["render", "--check"]).expect_code(0);
 }
 
 fn which_kubectl() -> String {
@@ -305,8 +302,8 @@ fn fifos_devices_and_huge_files_are_named_not_read() {
     std::fs::remove_file(repo.path().join("blueprints/zero.yaml")).unwrap();
 
     let run = repo.aiml(&["validate", "/dev/null"]);
-    assert_eq!(run.code, 2);
-    run.stderr_has("`/dev/null` is a character device");
+    run.expect_code(2)
+        .stderr_has("`/dev/null` is a character device");
 
     let run = repo.aiml_with_env(
         &["render"],

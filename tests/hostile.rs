@@ -352,15 +352,13 @@ fn an_interrupted_run_removes_its_temporary_folders() {
     let bin = tempfile::tempdir().unwrap();
     let started = bin.path().join("started");
     let fake = bin.path().join("kustomize");
-    std::fs::write(
+    support::write_script(
         &fake,
-        format!(
+        &format!(
             "#!/bin/sh\ncase \"$1\" in version) echo v5.5.0 ;; *) touch '{}'; exec sleep 20 ;; esac\n",
             started.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     for (args, signal, code) in [
         (&["validate"][..], "TERM", 143),
         (&["validate"][..], "INT", 130),

@@ -580,7 +580,7 @@ function(team) [
     run.expect_code(2)
         .stderr_has("external variable is not defined: AIML_TEST_SECRET")
         .stderr_has("jsonnet.extVars");
-    assert!(!run.stderr.contains("hunter2"));
+    run.stderr_lacks("hunter2");
     assert!(!run.stdout.contains("hunter2"));
 
     // Settings are read as strictly as the rest of `aiml.yaml`.

@@ -146,7 +146,7 @@ fn a_repository_kind_renders_through_the_shared_blocks() {
         &service,
         &["app.kubernetes.io/managed-by: kubectl-aiml", "port: 8000"],
     );
-    assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
+    repo.aiml(&["render", "--check"]).expect_code(0);
 }
 
 #[test]
@@ -259,7 +259,7 @@ fn templates_cannot_include_files_outside_their_kind() {
     run.expect_code(2);
     run.stderr_has("template `kinds/TpuServer/templates/server.yaml` failed: line 48:")
         .stderr_has("a kind's templates include only files of `kinds/TpuServer/templates/`");
-    assert!(!run.stderr.contains("hunter2"));
+    run.stderr_lacks("hunter2");
     assert!(repo.generated().is_empty());
 
     // Files of the kind's own folder can be included, and partials (`_*`) render nothing
@@ -363,7 +363,7 @@ fn broken_kind_definitions_are_errors_naming_the_file_and_line() {
 #[test]
 fn changing_a_kinds_files_renders_its_blueprints_again() {
     let repo = repository(BLUEPRINT);
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     let again = repo.aiml(&["render"]);
     again.stderr_has("0 files changed");
     // The blueprint did not change; the kind's template did.
@@ -376,9 +376,9 @@ fn changing_a_kinds_files_renders_its_blueprints_again() {
     assert!(read(&repo, DEPLOYMENT).contains("cpu: \"2\""));
     // Any file of the folder counts, not only templates.
     repo.write("kinds/TpuServer/kind.yaml", &KIND.replace("8000", "9000"));
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     assert!(read(&repo, DEPLOYMENT).contains("containerPort: 9000"));
-    assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
+    repo.aiml(&["render", "--check"]).expect_code(0);
 }
 
 #[test]

@@ -287,6 +287,14 @@ pub fn assert_same_files(
     );
 }
 
+/// Writes `text` (a script with its `#!` line) to `path` and makes it executable: a fake
+/// program for the binary to run.
+pub fn write_script(path: &Path, text: &str) {
+    std::fs::write(path, text).expect("write");
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+}
+
 /// Stages every file of `repo`'s work tree (ignore rules apply; deleted files are staged too)
 /// and commits it on `HEAD` as `who`, after the current `HEAD` if there is one.
 pub fn commit_all(repo: &git2::Repository, who: &git2::Signature<'_>, message: &str) -> git2::Oid {
