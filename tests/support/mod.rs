@@ -4,9 +4,19 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
-use assert_cmd::cargo::cargo_bin;
+mod git;
+mod process;
+mod rules;
+mod run;
+
+#[allow(unused_imports, reason = "each test crate uses a part of these")]
+pub use {
+    git::commit_all,
+    process::{kill, require, succeed, wait_for_file, write_script},
+    rules::{also_allowed, example_fails_with, rule_of},
+    run::{Run, aiml_command},
+};
 
 /// The repository's own example blueprint.
 pub const EXAMPLE: &str = include_str!("../../blueprints/multislice-v4-32-training.yaml");
@@ -70,144 +80,6 @@ impl TestRepo {
             }
         }
         all
-    }
-}
-
-/// The binary, to run in `dir` without colours: what every run of it in the tests starts from.
-pub fn aiml_command(dir: &Path) -> Command {
-    let mut command = Command::new(cargo_bin("kubectl-aiml"));
-    command.current_dir(dir).env("NO_COLOR", "1");
-    command
-}
-
-/// Runs `command` and panics, naming it with its exit code and output, unless it succeeds;
-/// `why` says what its failure means (or what to do about it).
-#[track_caller]
-pub fn succeed(command: &mut Command, why: &str) -> std::process::Output {
-    let output = command
-        .output()
-        .unwrap_or_else(|error| panic!("{why}: cannot run {command:?}: {error}"));
-    assert!(
-        output.status.success(),
-        "{why}: {command:?} exited with {}\n--- stdout\n{}--- stderr\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
-/// A finished run of the binary.
-pub struct Run {
-    /// The arguments it ran with, for messages.
-    pub args: Vec<String>,
-    /// What else a failure message names (the case a loop is at), or empty.
-    pub context: String,
-    /// Exit code.
-    pub code: i32,
-    /// What it printed on stdout.
-    pub stdout: String,
-    /// What it printed on stderr.
-    pub stderr: String,
-}
-
-impl Run {
-    /// The run of the binary with `args` that ended with `output`; it must have exited (not
-    /// been killed) and printed UTF-8.
-    pub fn from_output(args: &[&str], output: std::process::Output) -> Self {
-        Self {
-            args: args.iter().map(|arg| arg.to_string()).collect(),
-            context: String::new(),
-            code: output.status.code().expect("exit code"),
-            stdout: String::from_utf8(output.stdout).expect("utf-8"),
-            stderr: String::from_utf8(output.stderr).expect("utf-8"),
-        }
-    }
-
-    /// The same run, with `context` (the case a loop is at) named by every failed expectation.
-    pub fn about(mut self, context: impl std::fmt::Display) -> Self {
-        self.context = format!(" ({context})");
-        self
-    }
-
-    /// Panics with what was expected, the command, its exit code and everything it printed.
-    #[track_caller]
-    fn fail(&self, expected: &str) -> ! {
-        panic!(
-            "`kubectl-aiml {}`{}: expected {expected}\n{}",
-            self.args.join(" "),
-            self.context,
-            self.transcript()
-        )
-    }
-
-    /// Asserts the exit code.
-    #[track_caller]
-    pub fn expect_code(&self, code: i32) -> &Self {
-        if self.code != code {
-            self.fail(&format!("exit code {code}"));
-        }
-        self
-    }
-
-    /// Stdout read as the JSON list of findings that `-o json` prints.
-    #[track_caller]
-    pub fn findings(&self) -> Vec<serde_json::Value> {
-        match serde_json::from_str(&self.stdout) {
-            Ok(serde_json::Value::Array(findings)) => findings,
-            _ => self.fail("a JSON list of findings on stdout"),
-        }
-    }
-
-    /// Asserts that the run failed: any exit code but 0.
-    #[track_caller]
-    pub fn expect_failure(&self) -> &Self {
-        if self.code == 0 {
-            self.fail("a failure (an exit code other than 0)");
-        }
-        self
-    }
-
-    /// Asserts that `stream` (`"stdout"` or `"stderr"`) contains `needle`, or with `present:
-    /// false` that it does not.
-    #[track_caller]
-    fn expect_text(&self, stream: &str, needle: &str, present: bool) -> &Self {
-        let text = if stream == "stdout" {
-            &self.stdout
-        } else {
-            &self.stderr
-        };
-        if text.contains(needle) != present {
-            let no = if present { "" } else { "no " };
-            self.fail(&format!("{no}{needle:?} on {stream}"));
-        }
-        self
-    }
-
-    /// Asserts that stderr contains `needle`.
-    #[track_caller]
-    pub fn stderr_has(&self, needle: &str) -> &Self {
-        self.expect_text("stderr", needle, true)
-    }
-
-    /// Asserts that stdout contains `needle`.
-    #[track_caller]
-    pub fn stdout_has(&self, needle: &str) -> &Self {
-        self.expect_text("stdout", needle, true)
-    }
-
-    /// Asserts that stderr does not contain `needle`.
-    #[track_caller]
-    pub fn stderr_lacks(&self, needle: &str) -> &Self {
-        self.expect_text("stderr", needle, false)
-    }
-
-    /// What a person sees, for snapshots.
-    pub fn transcript(&self) -> String {
-        format!(
-            "exit: {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
     }
 }
 
@@ -287,54 +159,6 @@ pub fn assert_same_files(
     );
 }
 
-/// Writes `text` (a script with its `#!` line) to `path` and makes it executable: a fake
-/// program for the binary to run.
-pub fn write_script(path: &Path, text: &str) {
-    std::fs::write(path, text).expect("write");
-    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
-}
-
-/// Stages every file of `repo`'s work tree (ignore rules apply; deleted files are staged too)
-/// and commits it on `HEAD` as `who`, after the current `HEAD` if there is one.
-pub fn commit_all(repo: &git2::Repository, who: &git2::Signature<'_>, message: &str) -> git2::Oid {
-    let mut index = repo.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.update_all(["*"], None).unwrap();
-    index.write().unwrap();
-    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let parent = repo.head().ok().map(|h| h.peel_to_commit().unwrap());
-    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    repo.commit(Some("HEAD"), who, who, message, &tree, &parents)
-        .unwrap()
-}
-
-/// Waits until `path` exists (a fake program touches it when it starts), and fails if it
-/// does not within `within`.
-#[track_caller]
-pub fn wait_for_file(path: &Path, within: std::time::Duration) {
-    let deadline = std::time::Instant::now() + within;
-    while !path.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the fake kustomize never started: no {}",
-            path.display()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
-/// Sends `signal` (`TERM`, `KILL`…) to `child` with `kill`, which must succeed.
-#[track_caller]
-pub fn kill(child: &std::process::Child, signal: &str) {
-    succeed(
-        Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]),
-        "kill",
-    );
-}
-
 /// Asserts that some path of `paths` is `wanted`, listing them all when none is.
 #[track_caller]
 pub fn assert_some_path<P: AsRef<str>>(
@@ -354,44 +178,4 @@ pub fn assert_contains_all(text: &str, needles: &[&str]) {
     for needle in needles {
         assert!(text.contains(needle), "no `{needle}` in\n{text}");
     }
-}
-
-/// The path of `program` on PATH. A test that needs a program it cannot find fails, naming it:
-/// a skipped test would pass without checking anything (scripts/install-test-deps installs
-/// every program the tests run).
-pub fn require(program: &str) -> std::path::PathBuf {
-    which::which(program).unwrap_or_else(|_| {
-        panic!(
-            "`{program}` is not on PATH, and this test runs it; run scripts/install-test-deps (as root on Debian it installs it), or install {program}"
-        )
-    })
-}
-
-/// The rule an `err_<rule>[_<case>]` fixture is about: the file stem without `err_`, up to
-/// an optional `_<case>` suffix.
-pub fn rule_of(stem: &str) -> Option<&str> {
-    let rest = stem.strip_prefix("err_")?;
-    Some(rest.split_once('_').map_or(rest, |(rule, _)| rule))
-}
-
-/// Rules a fixture allows besides its own, from `# also: a, b` lines.
-pub fn also_allowed(text: &str) -> Vec<&str> {
-    text.lines()
-        .filter_map(|line| line.strip_prefix("# also:"))
-        .flat_map(|list| list.split(','))
-        .map(str::trim)
-        .filter(|rule| !rule.is_empty())
-        .collect()
-}
-
-/// Nothing when `found` (the findings of `rule`'s doc example under `## Fails`) holds a
-/// finding of `rule`; otherwise the problem to report, naming the rules found instead.
-pub fn example_fails_with(rule: &str, found: &[aiml::diagnostic::Diagnostic]) -> Option<String> {
-    if found.iter().any(|finding| finding.rule == rule) {
-        return None;
-    }
-    let rules: Vec<&str> = found.iter().map(|finding| finding.rule.as_str()).collect();
-    Some(format!(
-        "{rule}: the example does not fail with it (found {rules:?})"
-    ))
 }
