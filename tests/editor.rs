@@ -182,20 +182,23 @@ fn blueprints_schema_still_prints_the_spec_schema() {
     assert!(spec["properties"].get("apiVersion").is_none());
 }
 
-#[test]
-fn explain_a_kind() {
-    let repo = TestRepo::new();
-    let run = repo.aiml(&["explain", "MultisliceTraining"]);
-    run.expect_code(0);
-    insta::assert_snapshot!(run.stdout);
+/// One snapshot test a path `explain` prints, `name: "path";`: the snapshot takes the test's
+/// name, as a test written out would.
+macro_rules! explain_tests {
+    ($($name:ident: $path:literal;)*) => {$(
+        #[test]
+        fn $name() {
+            let repo = TestRepo::new();
+            let run = repo.aiml(&["explain", $path]);
+            run.expect_code(0);
+            insta::assert_snapshot!(run.stdout);
+        }
+    )*};
 }
 
-#[test]
-fn explain_a_nested_field_walks_optional_structs() {
-    let repo = TestRepo::new();
-    let run = repo.aiml(&["explain", "MultisliceTraining.spec.tpu"]);
-    run.expect_code(0);
-    insta::assert_snapshot!(run.stdout);
+explain_tests! {
+    explain_a_kind: "MultisliceTraining";
+    explain_a_nested_field_walks_optional_structs: "MultisliceTraining.spec.tpu";
 }
 
 #[test]
