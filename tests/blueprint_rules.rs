@@ -7,10 +7,13 @@
 //! snapshotted. Every blueprint-level rule (shared, or a kind's own) must have an `err_` fixture,
 //! and the blueprint under its doc's `## Fails` must fail with it.
 
+mod support;
+
 use std::collections::BTreeSet;
 
 use aiml::diagnostic::{Diagnostic, render_human};
 use aiml::kinds::Registry;
+use support::{also_allowed, rule_of};
 
 const FIXTURES: &str = "tests/fixtures/blueprints";
 
@@ -27,20 +30,6 @@ fn findings(file_name: &str, text: &str) -> Vec<Diagnostic> {
     let loaded = aiml::input::load(repo.path(), &registry, u64::MAX).expect("load");
     let (_, diagnostics) = aiml::render::compile(&loaded, &registry, &[]).expect("compile");
     diagnostics
-}
-
-fn rule_of(stem: &str) -> Option<&str> {
-    let rest = stem.strip_prefix("err_")?;
-    Some(rest.split_once('_').map_or(rest, |(rule, _)| rule))
-}
-
-fn also_allowed(text: &str) -> Vec<&str> {
-    text.lines()
-        .filter_map(|line| line.strip_prefix("# also:"))
-        .flat_map(|list| list.split(','))
-        .map(str::trim)
-        .filter(|rule| !rule.is_empty())
-        .collect()
 }
 
 #[test]
@@ -118,13 +107,7 @@ fn every_blueprint_rule_doc_example_fails_with_its_rule() {
             continue;
         }
         let found = findings("example.yaml", example);
-        if !found.iter().any(|d| d.rule == rule.id) {
-            let rules: Vec<&str> = found.iter().map(|d| d.rule.as_str()).collect();
-            problems.push(format!(
-                "{}: the example does not fail with it (found {rules:?})",
-                rule.id
-            ));
-        }
+        problems.extend(support::example_fails_with(rule.id, &found));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -46,7 +46,7 @@ fn uncached(repo: &TestRepo) -> BTreeMap<String, Vec<u8>> {
         fresh.write("aiml.yaml", &settings);
     }
     let run = fresh.aiml(&["render", "--no-cache"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     fresh.generated()
 }
 
@@ -60,7 +60,7 @@ fn same_as_uncached(repo: &TestRepo) {
 
 fn render(repo: &TestRepo) -> String {
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     run.stderr
 }
 
@@ -104,13 +104,8 @@ fn cached_renders_write_what_uncached_renders_write() {
     let original = std::fs::read(&file).expect("read");
     std::fs::write(&file, b"# edited\n").expect("write");
     let run = repo.aiml(&["render"]);
-    assert_eq!(
-        run.code,
-        2,
-        "a hand edit must stop the render: {}",
-        run.transcript()
-    );
-    assert!(run.stderr.contains("edited by hand"), "{}", run.stderr);
+    // A hand edit must stop the render.
+    run.expect_code(2).stderr_has("edited by hand");
     // Put back byte for byte (a new modification time): the cache sees the same content.
     std::fs::write(&file, &original).expect("write");
     assert!(render(&repo).contains("0 files changed"));
@@ -130,14 +125,14 @@ fn cached_renders_write_what_uncached_renders_write() {
 
     // `render --check` reads the cache and agrees.
     let check = repo.aiml(&["render", "--check"]);
-    assert_eq!(check.code, 0, "{}", check.transcript());
+    check.expect_code(0);
 }
 
 #[test]
 fn the_cache_can_be_turned_off() {
     let repo = repository();
     let run = repo.aiml_with_env(&["render"], &[("AIML_CACHE", std::ffi::OsStr::new("off"))]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert!(!repo.path().join(".aiml/cache").exists());
 }
 
@@ -187,12 +182,12 @@ fn concurrent_renders_share_the_cache_safely() {
             .collect()
     });
     for run in &runs {
-        assert_eq!(run.code, 0, "{}", run.transcript());
+        run.expect_code(0);
     }
     same_as_uncached(&repo);
     assert!(render(&repo).contains("0 files changed"));
     let check = repo.aiml(&["render", "--check"]);
-    assert_eq!(check.code, 0, "{}", check.transcript());
+    check.expect_code(0);
 }
 
 /// Files are written only when their bytes change: a render without the cache rebuilds every
@@ -218,7 +213,7 @@ fn renders_without_the_cache_rewrite_only_what_changed() {
     };
     let before = inodes(&repo);
     let run = repo.aiml(&["render", "--no-cache"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert_eq!(inodes(&repo), before, "an unchanged render rewrote files");
 
     edit(
@@ -228,7 +223,7 @@ fn renders_without_the_cache_rewrite_only_what_changed() {
         "workers: 7",
     );
     let run = repo.aiml(&["render", "--no-cache"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let after = inodes(&repo);
     let rewritten: Vec<&String> = after
         .iter()

@@ -11,8 +11,9 @@
 //! third test holds every container of the cases and of `rendered/` to CPU and memory
 //! requests and limits, but for the documented exceptions.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use aiml::kinds::Registry;
 
@@ -80,39 +81,18 @@ fn every_case_renders_with_kustomize_and_passes_every_rule() {
                 .expect("copy settings");
         }
         // The real kustomize builds every overlay here; the in-process build must agree.
-        let output = Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
-            .args(["render", "--kustomize=binary", "--no-cache"])
-            .current_dir(repo.path())
-            .env("NO_COLOR", "1")
-            .output()
-            .expect("run");
-        assert!(
-            output.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&output.stderr)
+        let run = |args: &[&str], why: &str| {
+            support::succeed(
+                support::aiml_command(repo.path()).args(args),
+                &format!("{name}: {why}"),
+            )
+        };
+        run(&["render", "--kustomize=binary", "--no-cache"], "render");
+        run(
+            &["render", "--check", "--no-cache"],
+            "the in-process build differs from kustomize's",
         );
-        let in_process = Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
-            .args(["render", "--check", "--no-cache"])
-            .current_dir(repo.path())
-            .env("NO_COLOR", "1")
-            .output()
-            .expect("run");
-        assert!(
-            in_process.status.success(),
-            "{name}: the in-process build differs from kustomize's: {}",
-            String::from_utf8_lossy(&in_process.stderr)
-        );
-        let check = Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
-            .args(["validate", "--strict", "rendered"])
-            .current_dir(repo.path())
-            .env("NO_COLOR", "1")
-            .output()
-            .expect("run");
-        assert!(
-            check.status.success(),
-            "{name}: validate rendered/: {}",
-            String::from_utf8_lossy(&check.stderr)
-        );
+        run(&["validate", "--strict", "rendered"], "validate rendered/");
     }
 }
 

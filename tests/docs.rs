@@ -173,19 +173,13 @@ fn readme_install_commands_work_in_a_fresh_home() {
     // `kubectl aiml` as kubectl runs the plugin: a stand-in that calls the binary.
     let bin = tempfile::tempdir().expect("bin");
     let kubectl = bin.path().join("kubectl");
-    std::fs::write(
+    support::write_script(
         &kubectl,
-        format!(
+        &format!(
             "#!/bin/sh\n[ \"$1\" = aiml ] && shift\nexec '{}' \"$@\"\n",
             cargo_bin("kubectl-aiml").display()
         ),
-    )
-    .expect("write");
-    std::fs::set_permissions(
-        &kubectl,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .expect("chmod");
+    );
     let binary = cargo_bin("kubectl-aiml");
     let path = std::env::join_paths(
         [bin.path(), binary.parent().expect("bin dir")]
@@ -203,22 +197,18 @@ fn readme_install_commands_work_in_a_fresh_home() {
         } else {
             "sh"
         };
-        let output = Command::new(support::require(shell))
-            .args(if shell == "zsh" {
-                vec!["-f", "-c"]
-            } else {
-                vec!["-c"]
-            })
-            .arg(&command)
-            .env("HOME", home.path())
-            .env("PATH", &path)
-            .current_dir(home.path())
-            .output()
-            .expect("run");
-        assert!(
-            output.status.success(),
-            "`{command}` fails in a fresh home folder: {}",
-            String::from_utf8_lossy(&output.stderr)
+        support::succeed(
+            Command::new(support::require(shell))
+                .args(if shell == "zsh" {
+                    vec!["-f", "-c"]
+                } else {
+                    vec!["-c"]
+                })
+                .arg(&command)
+                .env("HOME", home.path())
+                .env("PATH", &path)
+                .current_dir(home.path()),
+            &format!("`{command}` fails in a fresh home folder"),
         );
     }
     for installed in [

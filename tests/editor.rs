@@ -73,7 +73,7 @@ fn kinds() -> Vec<String> {
 
 fn schema_of(repo: &TestRepo, kind: &str) -> Value {
     let run = repo.aiml(&["schema", kind]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     serde_json::from_str(&run.stdout).expect("schema is JSON")
 }
 
@@ -167,56 +167,47 @@ fn tpu_types_are_offered_but_every_accepted_spelling_validates() {
 fn schema_of_an_unknown_kind_fails_with_a_suggestion() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["schema", "MultisliceTrainin"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
+    run.expect_code(2);
     assert!(run.stdout.is_empty());
-    assert!(
-        run.stderr.contains("did you mean `MultisliceTraining`?"),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has("did you mean `MultisliceTraining`?");
 }
 
 #[test]
 fn blueprints_schema_still_prints_the_spec_schema() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["blueprints", "--schema", "SaxServing"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let spec: Value = serde_json::from_str(&run.stdout).unwrap();
     assert!(spec["properties"]["tpu"].is_object());
     assert!(spec["properties"].get("apiVersion").is_none());
 }
 
-#[test]
-fn explain_a_kind() {
-    let repo = TestRepo::new();
-    let run = repo.aiml(&["explain", "MultisliceTraining"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    insta::assert_snapshot!(run.stdout);
+/// One snapshot test a path `explain` prints, `name: "path";`: the snapshot takes the test's
+/// name, as a test written out would.
+macro_rules! explain_tests {
+    ($($name:ident: $path:literal;)*) => {$(
+        #[test]
+        fn $name() {
+            let repo = TestRepo::new();
+            let run = repo.aiml(&["explain", $path]);
+            run.expect_code(0);
+            insta::assert_snapshot!(run.stdout);
+        }
+    )*};
 }
 
-#[test]
-fn explain_a_nested_field_walks_optional_structs() {
-    let repo = TestRepo::new();
-    let run = repo.aiml(&["explain", "MultisliceTraining.spec.tpu"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    insta::assert_snapshot!(run.stdout);
+explain_tests! {
+    explain_a_kind: "MultisliceTraining";
+    explain_a_nested_field_walks_optional_structs: "MultisliceTraining.spec.tpu";
 }
 
 #[test]
 fn explain_tpu_type_lists_the_catalogs_types() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["explain", "SaxServing.spec.tpu.type"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(
-        run.stdout.contains("FIELD:    type <string> -required-"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("DESCRIPTION:\n    Catalog name"),
-        "{}",
-        run.stdout
-    );
+    run.expect_code(0)
+        .stdout_has("FIELD:    type <string> -required-")
+        .stdout_has("DESCRIPTION:\n    Catalog name");
     for name in ["v4-32", "v5litepod-16", "v5p-64", "v6e-8"] {
         assert!(
             run.stdout.contains(&format!(" {name},")),
@@ -225,7 +216,7 @@ fn explain_tpu_type_lists_the_catalogs_types() {
         );
     }
     let json = repo.aiml(&["explain", "SaxServing.spec.tpu.type", "-o", "json"]);
-    assert_eq!(json.code, 0, "{}", json.transcript());
+    json.expect_code(0);
     let json: Value = serde_json::from_str(&json.stdout).unwrap();
     let values: Vec<String> = json["values"]
         .as_array()
@@ -243,46 +234,37 @@ fn explain_tpu_type_lists_the_catalogs_types() {
 fn explain_shows_defaults_and_enumerated_values() {
     let repo = TestRepo::new();
     let slices = repo.aiml(&["explain", "MultisliceTraining.spec.tpu.slices"]);
-    assert_eq!(slices.code, 0, "{}", slices.transcript());
-    assert!(slices.stdout.contains("DEFAULT:  1"), "{}", slices.stdout);
+    slices.expect_code(0).stdout_has("DEFAULT:  1");
     let gpu = repo.aiml(&["explain", "TritonServing.spec.gpu.type"]);
-    assert_eq!(gpu.code, 0, "{}", gpu.transcript());
-    assert!(gpu.stdout.contains("ALLOWED VALUES:\n"), "{}", gpu.stdout);
-    assert!(gpu.stdout.contains("nvidia-tesla-t4"), "{}", gpu.stdout);
+    gpu.expect_code(0)
+        .stdout_has("ALLOWED VALUES:\n")
+        .stdout_has("nvidia-tesla-t4");
 }
 
 #[test]
 fn explain_a_value_of_a_field() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["explain", "SaxServing.spec.tpu.type", "v5litepod-16"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert_eq!(
         run.stdout,
         "v5litepod-16: TPU v5e slice, topology 4x4, 4 hosts x 4 chips (16 chips), machine type ct5lp-hightpu-4t, node label cloud.google.com/gke-tpu-accelerator=tpu-v5-lite-podslice\n"
     );
     let unknown = repo.aiml(&["explain", "SaxServing.spec.tpu.type", "v5litepod-17"]);
-    assert_eq!(unknown.code, 2, "{}", unknown.transcript());
-    assert!(
-        unknown.stderr.contains("did you mean `v5litepod-16`?"),
-        "{}",
-        unknown.stderr
-    );
+    unknown
+        .expect_code(2)
+        .stderr_has("did you mean `v5litepod-16`?");
 }
 
 #[test]
 fn explain_an_unknown_field_fails_with_a_suggestion() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["explain", "MultisliceTraining.spec.tpu.tipe"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
+    run.expect_code(2);
     assert!(run.stdout.is_empty());
     insta::assert_snapshot!(run.stderr, @"error: field `spec.tpu.tipe` does not exist in MultisliceTraining; did you mean `type`? (fields of `spec.tpu`: slices, topology, type)");
     let kind = repo.aiml(&["explain", "SaxServng.spec"]);
-    assert_eq!(kind.code, 2, "{}", kind.transcript());
-    assert!(
-        kind.stderr.contains("did you mean `SaxServing`?"),
-        "{}",
-        kind.stderr
-    );
+    kind.expect_code(2).stderr_has("did you mean `SaxServing`?");
 }
 
 /// A repository with blueprints of two kinds, one in a sub-folder.
@@ -297,7 +279,7 @@ fn complete(repo: &TestRepo, words: &[&str]) -> (Vec<String>, String) {
     let mut args = vec!["__complete", "--"];
     args.extend_from_slice(words);
     let run = repo.aiml(&args);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let mut lines: Vec<String> = run.stdout.lines().map(str::to_string).collect();
     let directive = lines.pop().expect("directive line");
     assert!(directive.starts_with(':'), "{}", run.stdout);
@@ -415,7 +397,7 @@ fn completion_scripts_generate_and_parse() {
     let repo = TestRepo::new();
     for shell in ["bash", "zsh", "fish", "kubectl"] {
         let run = repo.aiml(&["completion", shell]);
-        assert_eq!(run.code, 0, "{}", run.transcript());
+        run.expect_code(0);
         assert!(run.stdout.contains("kubectl-aiml __complete --"), "{shell}");
         let file = repo.path().join(format!("completion.{shell}"));
         std::fs::write(&file, &run.stdout).unwrap();
@@ -432,14 +414,27 @@ fn completion_scripts_generate_and_parse() {
         assert!(status.success(), "{checker} -n rejects the {shell} script");
     }
     let bad = repo.aiml(&["completion", "tcsh"]);
-    assert_eq!(bad.code, 2, "{}", bad.transcript());
+    bad.expect_code(2);
+}
+
+/// Writes the `shell` completion script as `file` into the completion repository, runs `shell
+/// args` there with the binary on PATH, and returns what it printed (it must succeed).
+fn complete_in(shell: &str, file: &str, args: &[&str]) -> String {
+    let repo = completion_repo();
+    let script = repo.aiml(&["completion", shell]).stdout;
+    std::fs::write(repo.path().join(file), script).unwrap();
+    let output = support::succeed(
+        Command::new(support::require(shell))
+            .args(args)
+            .current_dir(repo.path())
+            .env("PATH", path_with_binary(repo.path())),
+        &format!("{shell} completes through the hook"),
+    );
+    String::from_utf8(output.stdout).unwrap()
 }
 
 #[test]
 fn bash_completes_through_the_hook() {
-    let repo = completion_repo();
-    let script = repo.aiml(&["completion", "bash"]).stdout;
-    std::fs::write(repo.path().join("completion.bash"), script).unwrap();
     // What bash passes the function for `kubectl-aiml render <TAB>` and `--output=<TAB>`
     // (readline splits the `=` into a word of its own).
     let program = r#"
@@ -449,48 +444,23 @@ fn bash_completes_through_the_hook() {
         t kubectl-aiml --output = j
         t kubectl-aiml explain SaxServing.spec.tpu.type v6e-1
     "#;
-    let output = Command::new("bash")
-        .args(["-c", program])
-        .current_dir(repo.path())
-        .env("PATH", path_with_binary(repo.path()))
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
     assert_eq!(
-        String::from_utf8(output.stdout).unwrap(),
+        complete_in("bash", "completion.bash", &["-c", program]),
         "multislice-v4-32-training team-b-training\njson\nv6e-1 v6e-16 v6e-128\n"
     );
 }
 
 #[test]
 fn fish_completes_through_the_hook() {
-    support::require("fish");
-    let repo = completion_repo();
-    let script = repo.aiml(&["completion", "fish"]).stdout;
-    std::fs::write(repo.path().join("completion.fish"), script).unwrap();
-    let output = Command::new("fish")
-        .args([
-            "--no-config",
-            "-c",
-            "source ./completion.fish; complete -C 'kubectl-aiml render '; complete -C 'kubectl-aiml diff --output=ma'",
-        ])
-        .current_dir(repo.path())
-        .env("PATH", path_with_binary(repo.path()))
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
+    let program = "source ./completion.fish; complete -C 'kubectl-aiml render '; complete -C 'kubectl-aiml diff --output=ma'";
     assert_eq!(
-        String::from_utf8(output.stdout).unwrap(),
+        complete_in("fish", "completion.fish", &["--no-config", "-c", program]),
         "multislice-v4-32-training\tMultisliceTraining\nteam-b-training\tMultisliceTraining\n--output=markdown\tMarkdown, for pull-request comments (`diff` only)\n"
     );
 }
 
 #[test]
 fn zsh_completes_through_the_hook() {
-    support::require("zsh");
-    let repo = completion_repo();
-    let script = repo.aiml(&["completion", "zsh"]).stdout;
-    std::fs::write(repo.path().join("_kubectl-aiml"), script).unwrap();
     // Outside a completion widget: stand-ins for compdef and compadd print what the hook
     // would offer (the values array, named last on compadd's command line).
     let program = r#"
@@ -500,15 +470,8 @@ fn zsh_completes_through_the_hook() {
         words=(kubectl-aiml render ""); CURRENT=3; _kubectl_aiml
         words=(kubectl-aiml explain SaxServing.spec.tpu.type v6e-1); CURRENT=4; _kubectl_aiml
     "#;
-    let output = Command::new("zsh")
-        .args(["-f", "-c", program])
-        .current_dir(repo.path())
-        .env("PATH", path_with_binary(repo.path()))
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
     assert_eq!(
-        String::from_utf8(output.stdout).unwrap(),
+        complete_in("zsh", "_kubectl-aiml", &["-f", "-c", program]),
         "multislice-v4-32-training\nteam-b-training\nv6e-1\nv6e-16\nv6e-128\n"
     );
 }
@@ -521,12 +484,7 @@ fn kubectl_completes_the_plugin_through_kubectl_complete_aiml() {
     std::fs::create_dir(&bin).unwrap();
     let script = repo.aiml(&["completion", "kubectl"]).stdout;
     let executable = bin.join("kubectl_complete-aiml");
-    std::fs::write(&executable, script).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&executable, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    support::write_script(&executable, &script);
     // kubectl finds the plugin as `kubectl-aiml` on PATH and asks `kubectl_complete-aiml`.
     let output = Command::new("kubectl")
         .args(["__complete", "aiml", "render", ""])
@@ -547,8 +505,7 @@ fn kubectl_completes_the_plugin_through_kubectl_complete_aiml() {
 fn man_page_documents_every_command() {
     let repo = TestRepo::new();
     let run = repo.aiml(&["man"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(run.stdout.contains(".TH KUBECTL-AIML 1"), "{}", run.stdout);
+    run.expect_code(0).stdout_has(".TH KUBECTL-AIML 1");
     // The visible commands, as `--help` lists them.
     let help = repo.aiml(&["--help"]).stdout;
     let commands: Vec<&str> = help

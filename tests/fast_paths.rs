@@ -37,16 +37,12 @@ struct Observed {
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new(support::require("git"))
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run git");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = support::succeed(
+        Command::new(support::require("git"))
+            .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
+            .args(args)
+            .current_dir(dir),
+        "git",
     );
     String::from_utf8(output.stdout).expect("utf-8")
 }
@@ -113,13 +109,13 @@ fn origin() -> tempfile::TempDir {
 /// A fresh clone of `origin` (no cache: `.aiml/` is never committed).
 fn clone(origin: &Path) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
-    let status = Command::new(support::require("git"))
-        .args(["clone", "-q"])
-        .arg(origin)
-        .arg(dir.path())
-        .status()
-        .expect("git clone");
-    assert!(status.success());
+    support::succeed(
+        Command::new(support::require("git"))
+            .args(["clone", "-q"])
+            .arg(origin)
+            .arg(dir.path()),
+        "git clone",
+    );
     dir
 }
 

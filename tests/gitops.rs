@@ -11,7 +11,6 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 
-use assert_cmd::cargo::cargo_bin;
 use support::{EXAMPLE, Run, TestRepo};
 
 const AUTHOR: &str = "Test Author";
@@ -24,11 +23,9 @@ fn aiml(dir: &Path, args: &[&str], identity: bool) -> Run {
         dir.file_name().unwrap().to_string_lossy()
     ));
     std::fs::create_dir_all(&home).unwrap();
-    let mut command = Command::new(cargo_bin("kubectl-aiml"));
+    let mut command = support::aiml_command(dir);
     command
         .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
         .env("HOME", &home)
         .env("XDG_CONFIG_HOME", &home)
         .env("GIT_CONFIG_NOSYSTEM", "1");
@@ -54,12 +51,7 @@ fn aiml(dir: &Path, args: &[&str], identity: bool) -> Run {
         ];
         command.envs(fixed);
     }
-    let output = command.output().expect("run kubectl-aiml");
-    Run {
-        code: output.status.code().expect("exit code"),
-        stdout: String::from_utf8(output.stdout).expect("utf-8"),
-        stderr: String::from_utf8(output.stderr).expect("utf-8"),
-    }
+    Run::from_output(args, command.output().expect("run kubectl-aiml"))
 }
 
 fn signature() -> git2::Signature<'static> {
@@ -73,24 +65,7 @@ fn signature() -> git2::Signature<'static> {
 
 /// Stages every file of the work tree (ignore rules apply) and commits it on `HEAD`.
 fn commit_all(repo: &git2::Repository, message: &str) -> git2::Oid {
-    let mut index = repo.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.update_all(["*"], None).unwrap();
-    index.write().unwrap();
-    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let parent = repo.head().ok().map(|h| h.peel_to_commit().unwrap());
-    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    repo.commit(
-        Some("HEAD"),
-        &signature(),
-        &signature(),
-        message,
-        &tree,
-        &parents,
-    )
-    .unwrap()
+    support::commit_all(repo, &signature(), message)
 }
 
 fn head(repo: &git2::Repository) -> git2::Commit<'_> {
@@ -147,7 +122,7 @@ fn render_commit_makes_one_commit_of_blueprints_overlays_and_rendered_files() {
         &["render", "--commit", "-m", "Render the training"],
         true,
     );
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let commit = head(&git);
     assert_eq!(commit.parent_id(0).unwrap(), before);
     assert_eq!(commit.author().name().unwrap(), AUTHOR);
@@ -162,27 +137,19 @@ fn render_commit_makes_one_commit_of_blueprints_overlays_and_rendered_files() {
     Rendered by kubectl-aiml 0.1.0.
     ");
     let committed = paths(&commit, "");
-    assert!(
-        committed
-            .iter()
-            .any(|p| p.starts_with("overlays/multislice-v4-32-training/"))
-    );
-    assert!(
-        committed
-            .iter()
-            .any(|p| p.ends_with("jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml"))
-    );
+    support::assert_some_path(&committed, |p| {
+        p.starts_with("overlays/multislice-v4-32-training/")
+    });
+    support::assert_some_path(&committed, |p| {
+        p.ends_with("jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml")
+    });
     assert!(
         !committed
             .iter()
             .any(|p| p == "NOTES.md" || p.starts_with(".aiml"))
     );
-    assert!(run.stderr.contains("committed "), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("on `main`: Render the training"),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has("committed ")
+        .stderr_has("on `main`: Render the training");
 
     // The committed files are clean in `git status`; the staged note is still staged.
     let statuses = git
@@ -200,18 +167,13 @@ fn render_commit_makes_one_commit_of_blueprints_overlays_and_rendered_files() {
 
     // Nothing changed: no commit.
     let again = aiml(repo.path(), &["render", "--commit"], true);
-    assert_eq!(again.code, 0, "{}", again.transcript());
-    assert!(
-        again.stderr.contains("nothing to commit"),
-        "{}",
-        again.stderr
-    );
+    again.expect_code(0).stderr_has("nothing to commit");
     assert_eq!(head(&git).id(), commit.id());
 
     // A changed blueprint: one commit with the blueprint and its output, listed.
     set_slices(&repo, 3);
     let third = aiml(repo.path(), &["render", "--commit"], true);
-    assert_eq!(third.code, 0, "{}", third.transcript());
+    third.expect_code(0);
     let commit = head(&git);
     assert!(
         commit
@@ -231,7 +193,7 @@ fn the_first_commit_of_an_empty_repository() {
     let git = git2::Repository::init(repo.path()).unwrap();
     git.set_head("refs/heads/trunk").unwrap();
     let run = aiml(repo.path(), &["render", "--commit"], true);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let commit = head(&git);
     assert_eq!(commit.parent_count(), 0);
     assert!(
@@ -242,8 +204,8 @@ fn the_first_commit_of_an_empty_repository() {
     );
     let committed = paths(&commit, "");
     assert!(committed.contains(&"blueprints/multislice-v4-32-training.yaml".to_string()));
-    assert!(committed.iter().any(|p| p.starts_with("rendered/")));
-    assert!(run.stderr.contains("on `trunk`"), "{}", run.stderr);
+    support::assert_some_path(&committed, |p| p.starts_with("rendered/"));
+    run.stderr_has("on `trunk`");
 }
 
 /// The real `git` in `dir`, isolated from the machine's configuration like [`aiml`]; its
@@ -304,13 +266,9 @@ fn branch_mode_commits_on_a_branch_and_switches_the_checkout_to_it() {
         ],
         true,
     );
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("on `aiml/three-slices`: Three slices")
-            && run.stderr.contains("switched to `aiml/three-slices`"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(0);
+    run.stderr_has("on `aiml/three-slices`: Three slices")
+        .stderr_has("switched to `aiml/three-slices`");
     assert_eq!(
         git_cli(repo.path(), &["rev-parse", "--abbrev-ref", "HEAD"]),
         "aiml/three-slices\n"
@@ -334,12 +292,7 @@ fn branch_mode_commits_on_a_branch_and_switches_the_checkout_to_it() {
     // The next plain commit goes on the review branch, never on main.
     set_slices(&repo, 4);
     let run = aiml(repo.path(), &["render", "--commit"], true);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("on `aiml/three-slices`"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(0).stderr_has("on `aiml/three-slices`");
     assert_eq!(
         branch_tip(&git, "aiml/three-slices").parent_id(0).unwrap(),
         branch.id()
@@ -350,7 +303,7 @@ fn branch_mode_commits_on_a_branch_and_switches_the_checkout_to_it() {
     git_cli(repo.path(), &["switch", "-q", "main"]);
     assert_eq!(git_cli(repo.path(), &["status", "--porcelain"]), unrelated);
     let check = aiml(repo.path(), &["render", "--check"], true);
-    assert_eq!(check.code, 0, "{}", check.transcript());
+    check.expect_code(0);
 
     // A branch that exists and differs from main outside the owned paths: switching there
     // would change files the render did not write. Refused before anything is written.
@@ -369,15 +322,10 @@ fn branch_mode_commits_on_a_branch_and_switches_the_checkout_to_it() {
         &["render", "--commit", "--branch", "other"],
         true,
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr
-            .contains("branch `other` differs from the checkout")
-            && run.stderr.contains("`OTHER.md`")
-            && run.stderr.contains("git switch other"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2);
+    run.stderr_has("branch `other` differs from the checkout")
+        .stderr_has("`OTHER.md`")
+        .stderr_has("git switch other");
     assert!(repo.generated() == before, "nothing was written");
     assert_eq!(
         git_cli(repo.path(), &["rev-parse", "--abbrev-ref", "HEAD"]),
@@ -389,7 +337,7 @@ fn branch_mode_commits_on_a_branch_and_switches_the_checkout_to_it() {
         &["render", "--commit", "--branch", "bad..name"],
         true,
     );
-    assert_eq!(bad.code, 2, "{}", bad.transcript());
+    bad.expect_code(2);
 }
 
 /// Output that git ignores would be left out of the commit: refused before anything is
@@ -431,43 +379,30 @@ fn a_commit_says_when_the_repository_has_hooks_it_did_not_run() {
     let (repo, _git) = git_repo();
     repo.write(".git/hooks/pre-commit.sample", "#!/bin/sh\n");
     let run = aiml(repo.path(), &["render", "--commit"], true);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(!run.stderr.contains("hooks"), "{}", run.stderr);
+    run.expect_code(0).stderr_lacks("hooks");
 
     repo.write(".git/hooks/pre-commit", "#!/bin/sh\nexit 1\n");
     set_slices(&repo, 3);
     let run = aiml(repo.path(), &["render", "--commit"], true);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(
-        run.stderr.contains(
-            "note: the repository has git hooks (pre-commit), which this commit did not run"
-        ) && run.stderr.contains("libgit2, which runs none"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(0);
+    run.stderr_has(
+        "note: the repository has git hooks (pre-commit), which this commit did not run",
+    )
+    .stderr_has("libgit2, which runs none");
 
     git_cli(repo.path(), &["config", "core.hooksPath", ".githooks"]);
     set_slices(&repo, 4);
     let run = aiml(repo.path(), &["render", "--commit"], true);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(
-        run.stderr
-            .contains("git hooks (core.hooksPath = .githooks)"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(0)
+        .stderr_has("git hooks (core.hooksPath = .githooks)");
 }
 
 #[test]
 fn without_a_git_identity_nothing_is_written() {
     let (repo, git) = git_repo();
     let run = aiml(repo.path(), &["render", "--commit"], false);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("git config --global user.name"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2)
+        .stderr_has("git config --global user.name");
     assert!(repo.generated().is_empty(), "nothing may be rendered");
     assert_eq!(head(&git).parent_count(), 0);
     // The repository's own config is enough.
@@ -475,19 +410,14 @@ fn without_a_git_identity_nothing_is_written() {
     config.set_str("user.name", "Config Person").unwrap();
     config.set_str("user.email", "config@example.com").unwrap();
     let run = aiml(repo.path(), &["render", "--commit"], false);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert_eq!(head(&git).author().name().unwrap(), "Config Person");
 
     let outside = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(outside.path().join("blueprints")).unwrap();
     std::fs::write(outside.path().join("blueprints/b.yaml"), EXAMPLE).unwrap();
     let run = aiml(outside.path(), &["render", "--commit"], true);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("not in a git repository"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2).stderr_has("not in a git repository");
     assert!(!outside.path().join("rendered").exists());
 }
 
@@ -503,14 +433,12 @@ fn hand_edits_are_refused_until_forced() {
     let before = repo.generated();
 
     let run = aiml(repo.path(), &["render", "--commit"], true);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(run.stderr.contains(jobset), "{}", run.stderr);
-    assert!(run.stderr.contains("--force"), "{}", run.stderr);
+    run.expect_code(2).stderr_has(jobset).stderr_has("--force");
     assert_eq!(repo.generated(), before, "nothing is written");
     assert_eq!(head(&git).id(), committed, "nothing is committed");
 
     let run = aiml(repo.path(), &["render", "--commit", "--force"], true);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert_ne!(head(&git).id(), committed);
     let now = std::fs::read_to_string(repo.path().join(jobset)).unwrap();
     assert!(!now.contains("# tuned by hand"));
@@ -526,17 +454,15 @@ fn a_repository_in_a_sub_folder_of_the_work_tree() {
     std::fs::create_dir_all(platform.join("blueprints")).unwrap();
     std::fs::write(platform.join("blueprints/train.yaml"), EXAMPLE).unwrap();
     let run = aiml(&platform, &["render", "--commit"], true);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let committed = paths(&head(&git), "");
     assert!(committed.contains(&"platform/blueprints/train.yaml".to_string()));
-    assert!(
-        committed
-            .iter()
-            .any(|p| p.starts_with("platform/rendered/multislice-v4-32-training/"))
-    );
+    support::assert_some_path(&committed, |p| {
+        p.starts_with("platform/rendered/multislice-v4-32-training/")
+    });
     assert!(committed.contains(&"README.md".to_string()));
     let diff = aiml(&platform, &["diff", "--exit-code"], true);
-    assert_eq!(diff.code, 0, "{}", diff.transcript());
+    diff.expect_code(0);
 
     // `--branch` from the sub-folder: the checkout moves, clean, the outer files untouched.
     std::fs::write(
@@ -545,7 +471,7 @@ fn a_repository_in_a_sub_folder_of_the_work_tree() {
     )
     .unwrap();
     let run = aiml(&platform, &["render", "--commit", "--branch", "sub"], true);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert_eq!(git_cli(outer.path(), &["status", "--porcelain"]), "");
     assert_eq!(
         git_cli(outer.path(), &["rev-parse", "--abbrev-ref", "HEAD"]),
@@ -648,7 +574,7 @@ fn diff_repo() -> (tempfile::TempDir, git2::Repository) {
 fn diff_reports_objects_impact_first() {
     let (dir, _git) = diff_repo();
     let run = aiml(dir.path(), &["diff"], true);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     insta::assert_snapshot!("diff_text", run.stdout);
     assert_eq!(run.stderr, "");
 }
@@ -657,7 +583,7 @@ fn diff_reports_objects_impact_first() {
 fn diff_as_json_has_the_same_content() {
     let (dir, _git) = diff_repo();
     let run = aiml(dir.path(), &["diff", "-o", "json"], true);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
     assert_eq!(json["differs"], true);
     assert_eq!(
@@ -759,10 +685,10 @@ fn a_destructive_node_pool_change_and_the_deltas_are_named() {
 fn diff_exit_code_says_whether_anything_differs() {
     let (dir, git) = diff_repo();
     let run = aiml(dir.path(), &["diff", "--exit-code"], true);
-    assert_eq!(run.code, 1, "{}", run.transcript());
+    run.expect_code(1);
     commit_all(&git, "Changed");
     let run = aiml(dir.path(), &["diff", "--exit-code"], true);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert!(run.stdout.starts_with("no differences"), "{}", run.stdout);
     // Against an older revision, the change shows again.
     let run = aiml(
@@ -770,24 +696,20 @@ fn diff_exit_code_says_whether_anything_differs() {
         &["diff", "--base", "HEAD~1", "--exit-code"],
         true,
     );
-    assert_eq!(run.code, 1, "{}", run.transcript());
+    run.expect_code(1);
     let run = aiml(dir.path(), &["diff", "--base", "no-such-rev"], true);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("`no-such-rev` is not a revision"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2)
+        .stderr_has("`no-such-rev` is not a revision");
 }
 
 #[test]
 fn diff_as_markdown_is_a_pull_request_comment() {
     let (dir, _git) = diff_repo();
     let run = aiml(dir.path(), &["diff", "-o", "markdown"], true);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     insta::assert_snapshot!("diff_markdown", run.stdout);
     let elsewhere = aiml(dir.path(), &["validate", "-o", "markdown"], true);
-    assert_eq!(elsewhere.code, 2, "{}", elsewhere.transcript());
+    elsewhere.expect_code(2);
 }
 
 #[test]
@@ -797,26 +719,16 @@ fn diff_with_render_compares_what_a_render_would_write() {
     set_slices(&repo, 3);
     // The working tree's rendered output is unchanged until a render.
     let run = aiml(repo.path(), &["diff", "--exit-code"], true);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let run = aiml(repo.path(), &["diff", "--render", "--exit-code"], true);
-    assert_eq!(run.code, 1, "{}", run.transcript());
+    run.expect_code(1);
     assert!(
         run.stdout.starts_with("HEAD → fresh render: 1 added"),
         "{}",
         run.stdout
     );
-    assert!(
-        run.stdout
-            .contains("TPU v4 chips in node pools: 32 → 48 (+16)"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout
-            .contains("+ ContainerNodePool my-project/multislice-v4-32-training-tpu-slice-2"),
-        "{}",
-        run.stdout
-    );
+    run.stdout_has("TPU v4 chips in node pools: 32 → 48 (+16)")
+        .stdout_has("+ ContainerNodePool my-project/multislice-v4-32-training-tpu-slice-2");
     assert!(
         repo.generated().keys().all(|p| !p.contains("tpu-slice-2")),
         "--render writes nothing"
@@ -852,7 +764,7 @@ fn files_under(repo: &TestRepo, prefix: &str) -> Vec<String> {
 fn config_sync_wiring_gathers_each_cluster_and_passes_the_schemas() {
     let repo = wired_repo("git:\n  repo: https://github.com/acme/ml-platform.git\n");
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     insta::assert_snapshot!(
         "config_sync_layout",
         files_under(&repo, "rendered/_sync/").join("\n")
@@ -881,19 +793,16 @@ fn config_sync_wiring_gathers_each_cluster_and_passes_the_schemas() {
         );
     }
     let strict = repo.aiml(&["validate", "--strict", "rendered"]);
-    assert_eq!(strict.code, 0, "{}", strict.transcript());
-    assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
+    strict.expect_code(0);
+    repo.aiml(&["render", "--check"]).expect_code(0);
 
     // Without settings, a full render removes the wiring.
     std::fs::remove_file(repo.path().join("aiml.yaml")).unwrap();
     let check = repo.aiml(&["render", "--check"]);
-    assert_eq!(check.code, 1, "{}", check.transcript());
-    assert!(
-        check.stderr.contains("would remove rendered/_sync/"),
-        "{}",
-        check.stderr
-    );
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    check
+        .expect_code(1)
+        .stderr_has("would remove rendered/_sync/");
+    repo.aiml(&["render"]).expect_code(0);
     assert!(!repo.path().join("rendered/_sync").exists());
 }
 
@@ -903,7 +812,7 @@ fn argocd_wiring_is_one_application_per_sync_root() {
         "git:\n  repo: https://github.com/acme/ml-platform.git\n  dir: platform\nsync:\n  engine: argocd\n",
     );
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     insta::assert_snapshot!(
         "argocd_layout",
         files_under(&repo, "rendered/_sync/").join("\n")
@@ -913,7 +822,7 @@ fn argocd_wiring_is_one_application_per_sync_root() {
         "Argo CD needs no fleet objects"
     );
     let strict = repo.aiml(&["validate", "--strict", "rendered"]);
-    assert_eq!(strict.code, 0, "{}", strict.transcript());
+    strict.expect_code(0);
 }
 
 #[test]
@@ -924,7 +833,7 @@ fn settings_are_read_strictly() {
         "git:\n  repo: https://github.com/acme/ml-platform.git\n  brnach: main\n",
     );
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
+    run.expect_code(2);
     insta::assert_snapshot!(run.stderr);
     assert!(repo.generated().is_empty());
 }
@@ -972,16 +881,12 @@ fn credentials_in_the_git_url_are_refused_and_never_echoed() {
         ));
         let run = repo.aiml(&["render"]);
         assert_eq!(run.code, 2, "{value}\n{}", run.transcript());
-        assert!(
-            run.stderr.contains(&format!("git.{field}")),
-            "{}",
-            run.stderr
-        );
+        run.stderr_has(&format!("git.{field}"));
         assert!(repo.generated().is_empty());
     }
     let repo = wired_repo("git:\n  repo: git@github.com:acme/p.git\n  branch: release/2026-11\n");
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
 
     // The same class in a blueprint: any field written out as a URL carries its password into
     // the output. Refused as a leak, shown masked.
@@ -994,14 +899,10 @@ fn credentials_in_the_git_url_are_refused_and_never_echoed() {
         ),
     );
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("error[secret-literal]")
-            && run.stderr.contains("a password in a URL")
-            && !run.stderr.contains("s3cr3t"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(1);
+    run.stderr_has("error[secret-literal]")
+        .stderr_has("a password in a URL")
+        .stderr_lacks("s3cr3t");
     assert!(repo.generated().is_empty());
 }
 

@@ -4,7 +4,6 @@
 
 mod support;
 
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -20,8 +19,7 @@ fn fake_kustomize(repo: &TestRepo, name: &str, script: &str) -> PathBuf {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    support::write_script(&path, &format!("#!/bin/sh\n{script}\n"));
     path
 }
 
@@ -39,7 +37,7 @@ fn symlinked_output_folders_are_refused_and_their_targets_untouched() {
         std::os::unix::fs::symlink(outside.path(), repo.path().join(top)).unwrap();
         let run = repo.aiml(&["render"]);
         assert_eq!(run.code, 2, "{top}: {}", run.transcript());
-        assert!(run.stderr.contains("symbolic link"), "{}", run.stderr);
+        run.stderr_has("symbolic link");
         assert!(outside.path().join("precious/data.txt").exists());
         let entries: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
         assert_eq!(entries.len(), 1, "{top}: something was written outside");
@@ -88,22 +86,21 @@ fn object_names_from_kustomize_never_become_paths() {
 #[test]
 fn a_blueprint_that_builds_to_nothing_writes_nothing() {
     let repo = TestRepo::new();
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     let before = repo.generated();
     let fake = fake_kustomize(&repo, "kustomize-empty", "exit 0");
     let run = repo.aiml_with_env(
         &["render", "--kustomize=binary"],
         &[env("AIML_KUSTOMIZE", &fake)],
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(run.stderr.contains("builds to no object"), "{}", run.stderr);
+    run.expect_code(2).stderr_has("builds to no object");
     assert_eq!(before, repo.generated());
 }
 
 #[test]
 fn a_missing_or_empty_blueprints_folder_deletes_nothing() {
     let repo = TestRepo::new();
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     let before = repo.generated();
     // An empty blueprints/ folder.
     std::fs::remove_file(
@@ -112,24 +109,15 @@ fn a_missing_or_empty_blueprints_folder_deletes_nothing() {
     )
     .unwrap();
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("no blueprint under `blueprints/`"),
-        "{}",
-        run.stderr
-    );
-    assert_eq!(repo.aiml(&["render", "--check"]).code, 2);
-    assert_eq!(repo.aiml(&["validate"]).code, 2);
+    run.expect_code(2)
+        .stderr_has("no blueprint under `blueprints/`");
+    repo.aiml(&["render", "--check"]).expect_code(2);
+    repo.aiml(&["validate"]).expect_code(2);
     // No blueprints/ folder at all, in a git work tree.
     std::fs::remove_dir(repo.path().join("blueprints")).unwrap();
     std::fs::create_dir(repo.path().join(".git")).unwrap();
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("no `blueprints/` folder"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2).stderr_has("no `blueprints/` folder");
     assert_eq!(before, repo.generated());
 }
 
@@ -174,8 +162,7 @@ fn the_repository_is_found_from_a_sub_folder_or_said_to_be_missing() {
         .path()
         .join("blueprints/multislice-v4-32-training.yaml");
     let run = repo.aiml(&["--repo", file.to_str().unwrap(), "render"]);
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("not a folder"), "{}", run.stderr);
+    run.expect_code(2).stderr_has("not a folder");
 }
 
 /// kill -9 while kustomize runs: the tree stays as it was, and the next run cleans up and
@@ -183,7 +170,7 @@ fn the_repository_is_found_from_a_sub_folder_or_said_to_be_missing() {
 #[test]
 fn a_killed_render_leaves_the_old_tree_and_the_next_run_recovers() {
     let repo = TestRepo::new();
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     repo.write(
         "blueprints/multislice-v4-32-training.yaml",
         &EXAMPLE.replace("slices: 2", "slices: 3"),
@@ -197,34 +184,22 @@ fn a_killed_render_leaves_the_old_tree_and_the_next_run_recovers() {
     );
     for signal in ["KILL", "TERM", "INT"] {
         let _ = std::fs::remove_file(&started);
-        let mut child = Command::new(cargo_bin("kubectl-aiml"))
+        let mut child = support::aiml_command(repo.path())
             .args(["render", "--kustomize=binary"])
-            .current_dir(repo.path())
             .env("AIML_KUSTOMIZE", &fake)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !started.exists() {
-            assert!(
-                Instant::now() < deadline,
-                "the fake kustomize never started"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let status = Command::new("kill")
-            .args([&format!("-{signal}"), &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        support::wait_for_file(&started, Duration::from_secs(20));
+        support::kill(&child, signal);
         let _ = child.wait();
         assert_eq!(before, repo.generated(), "{signal}: the tree changed");
     }
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert!(!repo.path().join(".aiml/staging").exists());
-    assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
+    repo.aiml(&["render", "--check"]).expect_code(0);
 }
 
 /// Five renders at once, with a slow kustomize: one at a time, none loses a folder.
@@ -271,7 +246,7 @@ fn concurrent_renders_lose_nothing() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names.len(), 5, "{names:?}");
-    assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
+    repo.aiml(&["render", "--check"]).expect_code(0);
 }
 
 fn which_kubectl() -> String {
@@ -290,18 +265,10 @@ fn a_hanging_kustomize_is_stopped_and_named() {
             ("AIML_KUSTOMIZE_TIMEOUT", std::ffi::OsStr::new("1")),
         ],
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
+    run.expect_code(2);
     assert!(started.elapsed() < Duration::from_secs(30));
-    assert!(
-        run.stderr.contains("overlays/multislice-v4-32-training/"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("AIML_KUSTOMIZE_TIMEOUT"),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has("overlays/multislice-v4-32-training/")
+        .stderr_has("AIML_KUSTOMIZE_TIMEOUT");
     assert!(repo.generated().is_empty());
 }
 
@@ -316,12 +283,7 @@ fn an_endless_kustomize_output_is_stopped() {
             ("AIML_MAX_FILE_SIZE", std::ffi::OsStr::new("1M")),
         ],
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("printed more than 1 MiB"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2).stderr_has("printed more than 1 MiB");
 }
 
 #[test]
@@ -331,35 +293,25 @@ fn fifos_devices_and_huge_files_are_named_not_read() {
     let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(status.success());
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(run.stderr.contains("is a FIFO"), "{}", run.stderr);
+    run.expect_code(2).stderr_has("is a FIFO");
     std::fs::remove_file(&fifo).unwrap();
 
     std::os::unix::fs::symlink("/dev/zero", repo.path().join("blueprints/zero.yaml")).unwrap();
     let run = repo.aiml(&["validate"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(run.stderr.contains("a character device"), "{}", run.stderr);
+    run.expect_code(2).stderr_has("a character device");
     std::fs::remove_file(repo.path().join("blueprints/zero.yaml")).unwrap();
 
     let run = repo.aiml(&["validate", "/dev/null"]);
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("`/dev/null` is a character device"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2)
+        .stderr_has("`/dev/null` is a character device");
 
     let run = repo.aiml_with_env(
         &["render"],
         &[("AIML_MAX_FILE_SIZE", std::ffi::OsStr::new("100"))],
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("larger than 100 bytes"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("AIML_MAX_FILE_SIZE"), "{}", run.stderr);
+    run.expect_code(2)
+        .stderr_has("larger than 100 bytes")
+        .stderr_has("AIML_MAX_FILE_SIZE");
 }
 
 #[test]
@@ -371,7 +323,7 @@ fn huge_counts_in_manifests_are_checked_quickly() {
     );
     let started = Instant::now();
     let run = repo.aiml(&["validate", "k8s"]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
+    run.expect_code(1);
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
@@ -383,8 +335,7 @@ fn files_with_thousands_of_documents_are_read() {
         .collect();
     repo.write("k8s/many.yaml", &text);
     let run = repo.aiml(&["validate", "k8s/many.yaml"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(run.stderr.contains("1100 objects"), "{}", run.stderr);
+    run.expect_code(0).stderr_has("1100 objects");
 }
 
 #[test]
@@ -409,12 +360,11 @@ fn a_closed_stdout_does_not_turn_findings_into_success() {
 #[test]
 fn control_characters_from_input_are_escaped() {
     let repo = TestRepo::new();
-    repo.write(
-        "k8s/evil.yaml",
+    let run = repo.validate_manifest(
+        "evil.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels:\n    \"\\e]0;owned\\a\": \"\\e[2J\"\n  namespace: n\ndata:\n  \"k\\e[31m\": 1\n",
     );
-    let run = repo.aiml(&["validate", "k8s"]);
-    assert_ne!(run.code, 0, "{}", run.transcript());
+    run.expect_failure();
     assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
     assert!(!run.stderr.contains('\u{7}'), "{:?}", run.stderr);
 }
@@ -427,10 +377,5 @@ fn the_fix_for_an_unquoted_version_keeps_its_digits() {
         &EXAMPLE.replace("image: python:3.11", "image: 1.10"),
     );
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("quote the value: `\"1.10\"`"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2).stderr_has("quote the value: `\"1.10\"`");
 }

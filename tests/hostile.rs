@@ -8,9 +8,8 @@ mod support;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use assert_cmd::cargo::cargo_bin;
 use support::{EXAMPLE, TestRepo};
 
 const NAME: &str = "multislice-v4-32-training";
@@ -40,16 +39,13 @@ impl Outside {
     }
 }
 
+/// Every path under `dir`, links listed but not followed.
 fn walk(dir: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        found.push(path.display().to_string());
-        if path.is_dir() && !path.is_symlink() {
-            found.extend(walk(&path));
-        }
-    }
-    found
+    walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .map(|entry| entry.unwrap().path().display().to_string())
+        .collect()
 }
 
 /// `to` as seen from `from`, through `..` (both canonical folders).
@@ -68,7 +64,7 @@ fn relative(from: &Path, to: &Path) -> String {
 fn rendered_repo() -> TestRepo {
     let repo = TestRepo::new();
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     repo
 }
 
@@ -99,15 +95,10 @@ fn a_hostile_journal_changes_nothing() {
         "[1, 2]".to_string(),
     ] {
         repo.write(".aiml/journal.json", &journal);
-        let run = repo.aiml(&["render"]);
-        assert_eq!(run.code, 2, "{journal}: {}", run.transcript());
-        assert!(
-            run.stderr
-                .contains("`.aiml/journal.json` is not a journal kubectl-aiml writes"),
-            "{journal}: {}",
-            run.stderr
-        );
-        assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
+        let run = repo.aiml(&["render"]).about(&journal);
+        run.expect_code(2)
+            .stderr_has("`.aiml/journal.json` is not a journal kubectl-aiml writes")
+            .stderr_has("nothing was changed");
         assert_eq!(outside.listing(), listing, "{journal}: outside changed");
         assert_eq!(repo.generated(), before, "{journal}: output changed");
         assert!(repo.path().join("blueprints").is_dir(), "{journal}");
@@ -146,15 +137,10 @@ fn state_entries_that_are_links_are_refused_and_never_followed() {
             }
             std::os::unix::fs::symlink(&target, repo.path().join(entry)).unwrap();
             let listing = outside.listing();
-            let run = repo.aiml(&["render"]);
             let case = format!("{entry} -> {}", target.display());
-            assert_eq!(run.code, 2, "{case}: {}", run.transcript());
-            assert!(
-                run.stderr
-                    .contains(&format!("`{entry}` is a symbolic link")),
-                "{case}: {}",
-                run.stderr
-            );
+            let run = repo.aiml(&["render"]).about(&case);
+            run.expect_code(2)
+                .stderr_has(&format!("`{entry}` is a symbolic link"));
             assert_eq!(outside.listing(), listing, "{case}: outside changed");
             assert!(repo.generated().is_empty(), "{case}: output written");
         }
@@ -185,15 +171,10 @@ fn inputs_linked_from_outside_the_repository_are_refused() {
         let repo = TestRepo::new();
         std::os::unix::fs::symlink(&target, repo.path().join(link)).unwrap();
         for args in [&["render"][..], &["validate"]] {
-            let run = repo.aiml(args);
-            assert_eq!(run.code, 2, "{link} {args:?}: {}", run.transcript());
-            assert!(
-                run.stderr.contains(&format!(
-                    "`{shown}` leads outside the repository through a symbolic link"
-                )),
-                "{link}: {}",
-                run.stderr
-            );
+            let run = repo.aiml(args).about(link);
+            run.expect_code(2).stderr_has(&format!(
+                "`{shown}` leads outside the repository through a symbolic link"
+            ));
             assert!(repo.generated().is_empty(), "{link}: output written");
         }
     }
@@ -206,7 +187,7 @@ fn inputs_linked_from_outside_the_repository_are_refused() {
     )
     .unwrap();
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert!(repo.path().join("rendered/from-outside").is_dir());
 }
 
@@ -239,16 +220,11 @@ fn a_forged_cache_entry_never_vouches_for_output() {
     std::fs::write(&entry_path, entry.to_string()).unwrap();
 
     let check = repo.aiml(&["render", "--check"]);
-    assert_eq!(check.code, 1, "{}", check.transcript());
-    assert!(
-        check
-            .stderr
-            .contains(&format!("would change rendered/{NAME}/{file}")),
-        "{}",
-        check.stderr
-    );
+    check
+        .expect_code(1)
+        .stderr_has(&format!("would change rendered/{NAME}/{file}"));
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert_eq!(std::fs::read(folder.join(file)).unwrap(), original);
 }
 
@@ -301,14 +277,9 @@ fn names_that_differ_only_by_case_are_refused() {
             repo.write(path, text);
         }
         for args in [&["render"][..], &["validate"]] {
-            let run = repo.aiml(args);
-            assert_eq!(run.code, 2, "{first} {args:?}: {}", run.transcript());
-            assert!(
-                run.stderr
-                    .contains(&format!("`{first}` and `{second}` differ only by case")),
-                "{first} {args:?}: {}",
-                run.stderr
-            );
+            let run = repo.aiml(args).about(first);
+            run.expect_code(2)
+                .stderr_has(&format!("`{first}` and `{second}` differ only by case"));
             assert!(repo.generated().is_empty(), "{first}: output written");
         }
     }
@@ -360,20 +331,15 @@ fn an_unwritable_output_folder_is_named_with_the_cause() {
     let before = repo.generated();
     let _guard = make_unwritable(&repo.path().join("rendered"));
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr
-            .contains(&format!("could not replace `rendered/{NAME}`")),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2)
+        .stderr_has(&format!("could not replace `rendered/{NAME}`"));
     assert!(
         run.stderr.contains("immutable") || run.stderr.contains("not writable by this user"),
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
-    assert!(!run.stderr.contains(".aiml/staging"), "{}", run.stderr);
+    run.stderr_has("nothing was changed")
+        .stderr_lacks(".aiml/staging");
     assert_eq!(repo.generated(), before);
 }
 
@@ -386,15 +352,13 @@ fn an_interrupted_run_removes_its_temporary_folders() {
     let bin = tempfile::tempdir().unwrap();
     let started = bin.path().join("started");
     let fake = bin.path().join("kustomize");
-    std::fs::write(
+    support::write_script(
         &fake,
-        format!(
+        &format!(
             "#!/bin/sh\ncase \"$1\" in version) echo v5.5.0 ;; *) touch '{}'; exec sleep 20 ;; esac\n",
             started.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     for (args, signal, code) in [
         (&["validate"][..], "TERM", 143),
         (&["validate"][..], "INT", 130),
@@ -402,33 +366,21 @@ fn an_interrupted_run_removes_its_temporary_folders() {
         (&["render", "--check"][..], "HUP", 129),
     ] {
         let _ = std::fs::remove_file(&started);
-        let mut child = Command::new(cargo_bin("kubectl-aiml"))
+        let mut child = support::aiml_command(repo.path())
             .args(args)
             .arg("--kustomize=binary")
-            .current_dir(repo.path())
             .env("AIML_KUSTOMIZE", &fake)
             .env("TMPDIR", tmp.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !started.exists() {
-            assert!(
-                Instant::now() < deadline,
-                "the fake kustomize never started"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        support::wait_for_file(&started, Duration::from_secs(30));
         assert!(
             !walk(tmp.path()).is_empty(),
             "{args:?}: no temporary folder to clean up"
         );
-        let status = Command::new("kill")
-            .args([&format!("-{signal}"), &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        support::kill(&child, signal);
         let exit = child.wait().unwrap();
         assert_eq!(exit.code(), Some(code), "{args:?} {signal}: {exit:?}");
         assert_eq!(

@@ -36,15 +36,8 @@ fn edited_clone() -> TestRepo {
     }
     std::fs::copy(root.join("aiml.yaml"), repo.path().join("aiml.yaml")).unwrap();
     let git = git2::Repository::init(repo.path()).unwrap();
-    let mut index = git.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.write().unwrap();
-    let tree = git.find_tree(index.write_tree().unwrap()).unwrap();
     let who = git2::Signature::new("Test", "test@example.com", &git2::Time::new(0, 0)).unwrap();
-    git.commit(Some("HEAD"), &who, &who, "clean", &tree, &[])
-        .unwrap();
+    support::commit_all(&git, &who, "clean");
     let text = std::fs::read_to_string(repo.path().join(BLUEPRINT)).unwrap();
     assert!(
         text.contains("slices: 2"),
@@ -52,7 +45,7 @@ fn edited_clone() -> TestRepo {
     );
     repo.write(BLUEPRINT, &text.replace("slices: 2", "slices: 3"));
     let render = repo.aiml(&["render"]);
-    assert_eq!(render.code, 0, "{}", render.transcript());
+    render.expect_code(0);
     repo
 }
 
@@ -60,7 +53,7 @@ fn diff(repo: &TestRepo, args: &[&str]) -> Run {
     let mut all = vec!["diff"];
     all.extend_from_slice(args);
     let run = repo.aiml(&all);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     run
 }
 

@@ -141,18 +141,14 @@ fn a_fleet_renders_identically_in_process_and_with_the_binary() {
     fleet(&binary);
     // A binary that fails: the in-process run must not need it for any overlay.
     let refuse = in_process.path().join("no-kustomize");
-    std::fs::write(
+    support::write_script(
         &refuse,
         "#!/bin/sh\necho 'the binary was called' >&2\nexit 1\n",
-    )
-    .unwrap();
-    let mut permissions = std::fs::metadata(&refuse).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-    std::fs::set_permissions(&refuse, permissions).unwrap();
+    );
     let run = in_process.aiml_with_env(&["render"], &[("AIML_KUSTOMIZE", refuse.as_os_str())]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let run = binary.aiml(&["render", "--kustomize=binary", "--no-cache"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let (a, b) = (in_process.generated(), binary.generated());
     // Each copy of each shipped blueprint rendered something.
     for copy in 0..3 {

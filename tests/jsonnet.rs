@@ -59,12 +59,12 @@ fn one_blueprint_renders_what_its_yaml_renders() {
     let yaml = repo_with(&[("blueprints/serve.yaml", &triton_yaml("serve"))]);
     for repo in [&jsonnet, &yaml] {
         let run = repo.aiml(&["render"]);
-        assert_eq!(run.code, 0, "{}", run.transcript());
+        run.expect_code(0);
     }
     assert_eq!(folders(&jsonnet), ["serve"]);
     assert_eq!(rendered(&jsonnet), rendered(&yaml));
     let check = jsonnet.aiml(&["render", "--check"]);
-    assert_eq!(check.code, 0, "{}", check.transcript());
+    check.expect_code(0);
 }
 
 #[test]
@@ -82,7 +82,7 @@ fn a_list_and_an_object_give_several_blueprints() {
         ("blueprints/lib/t.libsonnet", &library),
     ]);
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     // The library is imported, never a blueprint of its own.
     assert_eq!(folders(&repo), ["a", "b", "c", "d"]);
 }
@@ -100,35 +100,18 @@ fn a_runtime_error_names_the_jsonnet_file_line_and_stack() {
         ),
     ]);
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("replicas must be positive"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2).stderr_has("replicas must be positive");
     // Where it failed, and the call in the blueprint file that led there.
-    assert!(
-        run.stderr.contains("--> blueprints/lib.libsonnet:3:"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("at blueprints/fleet.jsonnet:3:"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("jsonnet-evaluation"), "{}", run.stderr);
+    run.stderr_has("--> blueprints/lib.libsonnet:3:")
+        .stderr_has("at blueprints/fleet.jsonnet:3:")
+        .stderr_has("jsonnet-evaluation");
     assert!(!repo.path().join("rendered").exists());
     insta::assert_snapshot!("runtime_error", run.stderr);
 
     let syntax = repo_with(&[("blueprints/bad.jsonnet", "{\n  a: 1,\n  b: ,\n}\n")]);
     let run = syntax.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("--> blueprints/bad.jsonnet:3:"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2)
+        .stderr_has("--> blueprints/bad.jsonnet:3:");
 }
 
 #[test]
@@ -147,13 +130,9 @@ local training(name, topology) = {
 ";
     let repo = repo_with(&[("blueprints/fleet.jsonnet", fleet)]);
     let run = repo.aiml(&["render"]);
-    assert_ne!(run.code, 0, "{}", run.transcript());
-    assert!(run.stderr.contains("tpu-topology"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("--> blueprints/fleet.jsonnet:9:19"),
-        "the literal of the bad call: {}",
-        run.stderr
-    );
+    run.expect_failure().stderr_has("tpu-topology");
+    // The literal of the bad call.
+    run.stderr_has("--> blueprints/fleet.jsonnet:9:19");
 
     // An unknown field written in a library: the finding points at the library's line, and
     // names the blueprint.
@@ -171,18 +150,11 @@ local training(name, topology) = {
         ),
     ]);
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("--> blueprints/lib.libsonnet:1:144"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("{ spec+: { replicaz: 2 } }"),
-        "the library's line: {}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("TritonServing/b"), "{}", run.stderr);
+    run.expect_code(2)
+        .stderr_has("--> blueprints/lib.libsonnet:1:144");
+    // The library's line.
+    run.stderr_has("{ spec+: { replicaz: 2 } }")
+        .stderr_has("TritonServing/b");
 }
 
 /// A value a library under `lib/` wrote: findings about it name the library file and line
@@ -214,32 +186,18 @@ local training(name, slice) = {
         ("lib/tpu.libsonnet", library),
     ]);
     let run = repo.aiml(&["render"]);
-    assert_ne!(run.code, 0, "{}", run.transcript());
-    assert!(run.stderr.contains("tpu-topology"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("--> lib/tpu.libsonnet:3:35"),
-        "the library's literal: {}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("bad: { type: 'v4-32', topology: '2x2x2' }"),
-        "the library's line: {}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("MultisliceTraining/bad"),
-        "{}",
-        run.stderr
-    );
-    assert!(!run.stderr.contains("fleet.jsonnet:1"), "{}", run.stderr);
+    run.expect_failure().stderr_has("tpu-topology");
+    // The library's literal.
+    run.stderr_has("--> lib/tpu.libsonnet:3:35");
+    // The library's line.
+    run.stderr_has("bad: { type: 'v4-32', topology: '2x2x2' }")
+        .stderr_has("MultisliceTraining/bad")
+        .stderr_lacks("fleet.jsonnet:1");
 
     let run = repo.aiml(&["validate", "-o", "json"]);
-    assert_ne!(run.code, 0, "{}", run.transcript());
-    let findings: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    run.expect_failure();
+    let findings = run.findings();
     let topology = findings
-        .as_array()
-        .expect("a list")
         .iter()
         .find(|f| {
             f["rule"]
@@ -258,25 +216,11 @@ fn two_blueprints_of_one_file_need_their_own_names() {
         &format!("[{}, {}]", triton("same"), triton("same")),
     )]);
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("blueprint name `same` is already used"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2)
+        .stderr_has("blueprint name `same` is already used");
     // Both names are the same literal: no line can be told, the document can.
-    assert!(
-        run.stderr
-            .contains("in blueprints/fleet.jsonnet, at `[1].metadata.name`"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("also defined at blueprints/fleet.jsonnet (`[0]`)"),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has("in blueprints/fleet.jsonnet, at `[1].metadata.name`")
+        .stderr_has("also defined at blueprints/fleet.jsonnet (`[0]`)");
 }
 
 #[test]
@@ -314,7 +258,7 @@ fn imports_outside_the_repository_are_refused() {
             "{import}: {}",
             run.stderr
         );
-        assert!(!run.stderr.contains("leaked"), "{}", run.stderr);
+        run.stderr_lacks("leaked");
         assert!(!repo.path().join("rendered").exists());
         if import.starts_with("../../") {
             insta::assert_snapshot!("refused_import", run.stderr);
@@ -341,7 +285,7 @@ fn imports_outside_the_repository_are_refused() {
     )
     .unwrap();
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert_eq!(folders(&repo), ["a", "b"]);
 }
 
@@ -352,13 +296,9 @@ fn runaway_recursion_is_stopped_and_nothing_is_written() {
         "local f(n) = f(n + 1) + 1;\n{ x: f(0) }\n",
     )]);
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(run.stderr.contains("stack overflow"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("--> blueprints/fleet.jsonnet:1:"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2)
+        .stderr_has("stack overflow")
+        .stderr_has("--> blueprints/fleet.jsonnet:1:");
     assert!(!repo.path().join("rendered").exists());
     assert!(!repo.path().join("overlays").exists());
 }
@@ -376,6 +316,8 @@ fn aiml_capped(repo: &TestRepo, args: &[&str]) -> support::Run {
         .output()
         .expect("run kubectl-aiml");
     support::Run {
+        args: args.iter().map(|arg| arg.to_string()).collect(),
+        context: String::new(),
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
@@ -458,12 +400,8 @@ fn jsonnet_bombs_are_findings_within_512_mib() {
         "[x for x in std.range(1, 1e8)]\n",
     )]);
     let run = aiml_capped(&repo, &["validate", "blueprints/bomb.jsonnet"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("needed more than 512 MiB of memory"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2)
+        .stderr_has("needed more than 512 MiB of memory");
 }
 
 /// A YAML file may hold 100,000 documents at most; one Jsonnet file may not yield more either
@@ -476,15 +414,9 @@ fn a_jsonnet_file_yields_at_most_the_documents_a_yaml_file_may_hold() {
     ] {
         let repo = repo_with(&[("blueprints/many.jsonnet", output)]);
         let run = repo.aiml(&["render"]);
-        assert_eq!(run.code, 2, "{}", run.transcript());
-        assert!(
-            run.stderr.contains("blueprints/many.jsonnet")
-                && run.stderr.contains(
-                    "evaluates to 100001 documents, more than the 100000 one file may hold"
-                ),
-            "{}",
-            run.stderr
-        );
+        run.expect_code(2);
+        run.stderr_has("blueprints/many.jsonnet")
+            .stderr_has("evaluates to 100001 documents, more than the 100000 one file may hold");
         assert!(
             !run.stderr.contains("blueprint-schema"),
             "refused whole, not read document by document: {}",
@@ -520,7 +452,7 @@ fn several_jsonnet_files_load_in_path_order() {
     let repo = repo_with(&files);
     for _ in 0..3 {
         let run = repo.aiml(&["blueprints", "-o", "json"]);
-        assert_eq!(run.code, 2, "{}", run.transcript());
+        run.expect_code(2);
         let listed: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
         let names: Vec<&str> = listed["blueprints"]
             .as_array()
@@ -601,12 +533,7 @@ fn long_evaluations_and_huge_outputs_are_stopped() {
         &["render"],
         &[("AIML_JSONNET_TIMEOUT", std::ffi::OsStr::new("1"))],
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("took longer than 1 s"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2).stderr_has("took longer than 1 s");
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
 
     let repo = repo_with(&[(
@@ -617,12 +544,7 @@ fn long_evaluations_and_huge_outputs_are_stopped() {
         &["render"],
         &[("AIML_MAX_FILE_SIZE", std::ffi::OsStr::new("64K"))],
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("the output is larger than"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2).stderr_has("the output is larger than");
 }
 
 #[test]
@@ -640,7 +562,7 @@ function(team) [
     let settings = "jsonnet:\n  extVars: {env: prod}\n  extCode:\n    projects: \"{ prod: 'acme-prod' }\"\n  tlaVars: {team: search}\n";
     let repo = repo_with(&[("blueprints/fleet.jsonnet", fleet), ("aiml.yaml", settings)]);
     let run = repo.aiml_with_env(&["render"], &[("env", std::ffi::OsStr::new("staging"))]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert_eq!(folders(&repo), ["search-prod"]);
     let objects = rendered(&repo);
     assert!(
@@ -655,15 +577,10 @@ function(team) [
         &["render"],
         &[("AIML_TEST_SECRET", std::ffi::OsStr::new("hunter2"))],
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr
-            .contains("external variable is not defined: AIML_TEST_SECRET"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("jsonnet.extVars"), "{}", run.stderr);
-    assert!(!run.stderr.contains("hunter2"));
+    run.expect_code(2)
+        .stderr_has("external variable is not defined: AIML_TEST_SECRET")
+        .stderr_has("jsonnet.extVars");
+    run.stderr_lacks("hunter2");
     assert!(!run.stdout.contains("hunter2"));
 
     // Settings are read as strictly as the rest of `aiml.yaml`.
@@ -675,12 +592,7 @@ function(team) [
         ),
     ]);
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("did you mean `extVars`?"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2).stderr_has("did you mean `extVars`?");
 }
 
 #[test]
@@ -699,11 +611,11 @@ fn editing_an_imported_library_renders_again() {
         ("blueprints/lib.libsonnet", &library(3)),
     ]);
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let before = rendered(&repo);
     repo.write("blueprints/lib.libsonnet", &library(2));
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let after = rendered(&repo);
     assert!(
         before != after,
@@ -717,13 +629,13 @@ fn editing_an_imported_library_renders_again() {
         ("blueprints/lib.libsonnet", &library(2)),
     ]);
     let run = fresh.aiml(&["render", "--no-cache"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert!(
         after == rendered(&fresh),
         "a cached render differs from a fresh one"
     );
     let check = repo.aiml(&["render", "--check"]);
-    assert_eq!(check.code, 0, "{}", check.transcript());
+    check.expect_code(0);
 }
 
 /// `examples/fleet/`'s committed overlays and rendered output are what a render produces.
@@ -773,16 +685,11 @@ fn validate_evaluates_jsonnet_files_named_on_the_command_line() {
         ("drafts/ok.jsonnet", &triton("ok")),
     ]);
     let run = repo.aiml(&["validate", "drafts/train.jsonnet"]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("error[tpu-topology")
-            && run.stderr.contains("--> drafts/train.jsonnet:2:"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(1);
+    run.stderr_has("error[tpu-topology")
+        .stderr_has("--> drafts/train.jsonnet:2:");
     let run = repo.aiml(&["validate", "drafts/ok.jsonnet"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(run.stderr.contains("1 blueprint"), "{}", run.stderr);
+    run.expect_code(0).stderr_has("1 blueprint");
 
     let outside = tempfile::tempdir().expect("temp dir");
     std::fs::write(outside.path().join("lib.libsonnet"), triton("lib")).expect("write");
@@ -800,15 +707,10 @@ fn validate_evaluates_jsonnet_files_named_on_the_command_line() {
         "validate",
         &outside.path().join("fine.jsonnet").to_string_lossy(),
     ]);
-    assert_eq!(fine.code, 0, "{}", fine.transcript());
+    fine.expect_code(0);
     let leak = repo.aiml(&[
         "validate",
         &outside.path().join("leak.jsonnet").to_string_lossy(),
     ]);
-    assert_eq!(leak.code, 2, "{}", leak.transcript());
-    assert!(
-        leak.stderr.contains("jsonnet-evaluation"),
-        "{}",
-        leak.stderr
-    );
+    leak.expect_code(2).stderr_has("jsonnet-evaluation");
 }

@@ -39,34 +39,24 @@ fn max_replicas_seen(written: &str) -> String {
     message[start..].split(')').next().unwrap().to_string()
 }
 
-#[test]
-fn leading_zero_octal_is_read_as_kubectl_reads_it() {
-    assert_eq!(max_replicas_seen("010"), "8");
+/// One test a spelling, named after what kubectl does with it: `name: "written" => "seen";`.
+macro_rules! max_replicas_tests {
+    ($($name:ident: $written:literal => $seen:literal;)*) => {$(
+        #[test]
+        fn $name() {
+            assert_eq!(max_replicas_seen($written), $seen);
+        }
+    )*};
 }
 
-#[test]
-fn yaml_1_2_octal_is_read_as_kubectl_reads_it() {
-    assert_eq!(max_replicas_seen("0o10"), "8");
-}
-
-#[test]
-fn hexadecimal_is_read_as_kubectl_reads_it() {
-    assert_eq!(max_replicas_seen("0x1F"), "31");
-}
-
-#[test]
-fn binary_is_read_as_kubectl_reads_it() {
-    assert_eq!(max_replicas_seen("0b101"), "5");
-}
-
-#[test]
-fn underscores_are_dropped_as_kubectl_drops_them() {
-    assert_eq!(max_replicas_seen("1_000"), "1000");
-}
-
-#[test]
-fn a_plus_sign_is_read_as_kubectl_reads_it() {
-    assert_eq!(max_replicas_seen("+12"), "12");
+max_replicas_tests! {
+    leading_zero_octal_is_read_as_kubectl_reads_it: "010" => "8";
+    yaml_1_2_octal_is_read_as_kubectl_reads_it: "0o10" => "8";
+    hexadecimal_is_read_as_kubectl_reads_it: "0x1F" => "31";
+    binary_is_read_as_kubectl_reads_it: "0b101" => "5";
+    underscores_are_dropped_as_kubectl_drops_them: "1_000" => "1000";
+    a_plus_sign_is_read_as_kubectl_reads_it: "+12" => "12";
+    a_leading_zero_with_non_octal_digits_is_decimal: "09" => "9";
 }
 
 #[test]
@@ -74,11 +64,6 @@ fn a_whole_float_arrives_as_an_integer() {
     // kubectl sends JSON: Go writes the float 1000 as `1000`.
     assert_eq!(max_replicas_seen("1e3"), "1000");
     assert_eq!(max_replicas_seen("12.0"), "12");
-}
-
-#[test]
-fn a_leading_zero_with_non_octal_digits_is_decimal() {
-    assert_eq!(max_replicas_seen("09"), "9");
 }
 
 /// The value of `v` in `v: <written>`, as every rule reads it.
@@ -147,39 +132,24 @@ fn keys_are_the_json_keys_kubectl_sends() {
 #[test]
 fn a_yaml_1_1_word_where_a_string_belongs_says_what_kubectl_reads() {
     let repo = TestRepo::empty();
-    repo.write(
-        "k8s/cm.yaml",
+    let run = repo.validate_manifest(
+        "cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: n\ndata:\n  k: \"1\"\n",
     );
-    let run = repo.aiml(&["validate", "k8s"]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(
-        run.stderr
-            .contains("kubectl reads the unquoted `n` as the boolean `false` (YAML 1.1)"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("quote the value: `namespace: \"n\"`"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(1)
+        .stderr_has("kubectl reads the unquoted `n` as the boolean `false` (YAML 1.1)")
+        .stderr_has("quote the value: `namespace: \"n\"`");
 }
 
 #[test]
 fn infinity_and_nan_are_refused_as_kubectl_refuses_them() {
     for written in [".inf", "-.Inf", ".NaN"] {
         let repo = TestRepo::empty();
-        repo.write("k8s/hpa.yaml", &autoscaler(written));
-        let run = repo.aiml(&["validate", "k8s"]);
+        let run = repo.validate_manifest("hpa.yaml", &autoscaler(written));
         assert_eq!(run.code, 2, "{written}: {}", run.transcript());
-        assert!(run.stderr.contains("[yaml-syntax]"), "{}", run.stderr);
-        assert!(run.stderr.contains("k8s/hpa.yaml:9"), "{}", run.stderr);
-        assert!(
-            run.stderr.contains("kubectl refuses the whole file"),
-            "{}",
-            run.stderr
-        );
+        run.stderr_has("[yaml-syntax]")
+            .stderr_has("k8s/hpa.yaml:9")
+            .stderr_has("kubectl refuses the whole file");
     }
 }
 
@@ -188,33 +158,13 @@ fn values_readers_disagree_on_are_warnings_with_the_unambiguous_spelling() {
     let repo = TestRepo::empty();
     let text = autoscaler("010").replace("minReplicas: 5000", "minReplicas: 1")
         + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: serving\n  labels:\n    debug: \"yes\"\ndata:\n  mode: \"0644\"\n";
-    repo.write("k8s/hpa.yaml", &text);
-    let run = repo.aiml(&["validate", "k8s"]);
-    assert_eq!(
-        run.code,
-        0,
-        "warnings never change the exit code: {}",
-        run.transcript()
-    );
-    assert!(
-        run.stderr.contains("warning[yaml-ambiguous]"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains(
-            "`010` is the number 8 to kubectl and the API server, but the number 10 to YAML 1.2 readers"
-        ),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("k8s/hpa.yaml:9"), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("write `8`, or quote it (`\"010\"`) if you meant text"),
-        "{}",
-        run.stderr
-    );
+    let run = repo.validate_manifest("hpa.yaml", &text);
+    // Warnings never change the exit code.
+    run.expect_code(0);
+    run.stderr_has("warning[yaml-ambiguous]");
+    run.stderr_has("`010` is the number 8 to kubectl and the API server, but the number 10 to YAML 1.2 readers");
+    run.stderr_has("k8s/hpa.yaml:9");
+    run.stderr_has("write `8`, or quote it (`\"010\"`) if you meant text");
     // Quoted values are what they say: one warning only.
     assert_eq!(
         run.stderr.matches("[yaml-ambiguous]").count(),
@@ -223,7 +173,7 @@ fn values_readers_disagree_on_are_warnings_with_the_unambiguous_spelling() {
         run.stderr
     );
     let json = repo.aiml(&["validate", "-o", "json", "k8s"]);
-    let findings: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let findings = json.findings();
     assert_eq!(findings[0]["rule"], "yaml-ambiguous");
     assert_eq!(findings[0]["field"], "spec.maxReplicas");
     assert_eq!(findings[0]["severity"], "warning");
@@ -236,9 +186,9 @@ fn blueprints_are_read_with_the_same_reader() {
     assert_ne!(blueprint, support::EXAMPLE);
     repo.write("blueprints/multislice-v4-32-training.yaml", &blueprint);
     let run = repo.aiml(&["validate"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(run.stderr.contains("[yaml-ambiguous]"), "{}", run.stderr);
-    assert!(run.stderr.contains("metadata.name"), "{}", run.stderr);
+    run.expect_code(2)
+        .stderr_has("[yaml-ambiguous]")
+        .stderr_has("metadata.name");
 }
 
 /// Runs the binary in `repo` with `input` on standard input (a pipe).
@@ -249,11 +199,9 @@ fn aiml_with_stdin(
     env: &[(&str, &str)],
 ) -> support::Run {
     use std::io::Write as _;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
+    use std::process::Stdio;
+    let mut child = support::aiml_command(repo.path())
         .args(args)
-        .current_dir(repo.path())
-        .env("NO_COLOR", "1")
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -264,12 +212,7 @@ fn aiml_with_stdin(
     // The binary may stop reading early (a refusal): a broken pipe is its answer, not ours.
     let _ = stdin.write_all(input);
     drop(stdin);
-    let output = child.wait_with_output().expect("wait");
-    support::Run {
-        code: output.status.code().expect("exit code"),
-        stdout: String::from_utf8(output.stdout).expect("utf-8"),
-        stderr: String::from_utf8(output.stderr).expect("utf-8"),
-    }
+    support::Run::from_output(args, child.wait_with_output().expect("wait"))
 }
 
 const BOUNDS: &str = include_str!("fixtures/validate/err_hpa-replica-bounds.yaml");
@@ -278,21 +221,17 @@ const BOUNDS: &str = include_str!("fixtures/validate/err_hpa-replica-bounds.yaml
 fn validate_dash_reads_a_stream_from_standard_input() {
     let repo = TestRepo::empty();
     let run = aiml_with_stdin(&repo, &["validate", "-"], BOUNDS.as_bytes(), &[]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(run.stderr.contains("--> <stdin>:12:16"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("12 |   maxReplicas: 2"),
-        "with the line: {}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("2 objects"), "{}", run.stderr);
+    run.expect_code(1).stderr_has("--> <stdin>:12:16");
+    // With the line.
+    run.stderr_has("12 |   maxReplicas: 2")
+        .stderr_has("2 objects");
     let json = aiml_with_stdin(
         &repo,
         &["validate", "-o", "json", "-"],
         BOUNDS.as_bytes(),
         &[],
     );
-    let findings: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let findings = json.findings();
     assert_eq!(findings[0]["file"], "<stdin>");
     assert_eq!(findings[0]["line"], 12);
 }
@@ -302,8 +241,7 @@ fn validate_dash_reads_a_stream_from_standard_input() {
 fn dev_stdin_is_standard_input_too() {
     let repo = TestRepo::empty();
     let run = aiml_with_stdin(&repo, &["validate", "/dev/stdin"], BOUNDS.as_bytes(), &[]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(run.stderr.contains("--> <stdin>:12:16"), "{}", run.stderr);
+    run.expect_code(1).stderr_has("--> <stdin>:12:16");
 }
 
 #[test]
@@ -316,21 +254,10 @@ fn standard_input_is_bounded_like_a_file() {
         big.as_bytes(),
         &[("AIML_MAX_FILE_SIZE", "2K")],
     );
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains(
-            "`<stdin>` is larger than 2 KiB (set `AIML_MAX_FILE_SIZE` to raise the limit)"
-        ),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2)
+        .stderr_has("`<stdin>` is larger than 2 KiB (set `AIML_MAX_FILE_SIZE` to raise the limit)");
     let twice = aiml_with_stdin(&repo, &["validate", "-", "/dev/stdin"], b"a: 1\n", &[]);
-    assert_eq!(twice.code, 2, "{}", twice.transcript());
-    assert!(
-        twice.stderr.contains("it can be read once"),
-        "{}",
-        twice.stderr
-    );
+    twice.expect_code(2).stderr_has("it can be read once");
 }
 
 #[test]
@@ -341,25 +268,21 @@ fn kustomize_output_pipes_into_validate() {
         "k8s/kustomization.yaml",
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- hpa.yaml\n",
     );
-    let built = std::process::Command::new("kustomize")
-        .args(["build", "k8s"])
-        .current_dir(repo.path())
-        .output()
-        .expect("kustomize v5 is on PATH for the tests");
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
+    let built = support::succeed(
+        std::process::Command::new("kustomize")
+            .args(["build", "k8s"])
+            .current_dir(repo.path()),
+        "kustomize v5 (on PATH for the tests) builds k8s/",
     );
     let run = aiml_with_stdin(&repo, &["validate", "-"], &built.stdout, &[]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
+    run.expect_code(1);
     assert_eq!(
         run.stderr.matches("[hpa-replica-bounds]").count(),
         2,
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("--> <stdin>:"), "{}", run.stderr);
+    run.stderr_has("--> <stdin>:");
 }
 
 /// An escape sequence, a bell, a C1 CSI, DEL and a right-to-left override.
@@ -375,24 +298,6 @@ fn assert_inert(what: &str, text: &str) {
         })
         .collect();
     assert!(bad.is_empty(), "{what}: raw {bad:?} in {text:?}");
-}
-
-/// Stages and commits every file of the work tree.
-fn commit_all(dir: &std::path::Path) {
-    let repo = git2::Repository::open(dir)
-        .or_else(|_| git2::Repository::init(dir))
-        .unwrap();
-    let mut index = repo.index().unwrap();
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .unwrap();
-    index.write().unwrap();
-    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let signature = git2::Signature::now("t", "t@example.com").unwrap();
-    let parent = repo.head().ok().map(|h| h.peel_to_commit().unwrap());
-    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    repo.commit(Some("HEAD"), &signature, &signature, "c", &tree, &parents)
-        .unwrap();
 }
 
 #[test]
@@ -437,12 +342,9 @@ fn hostile_file_names_and_values_reach_no_terminal_raw() {
         assert_inert(&format!("{what} stderr"), &run.stderr);
     }
     let (_, validate) = &runs[1];
-    assert_eq!(validate.code, 1, "{}", validate.transcript());
-    assert!(
-        validate.stderr.contains("m\\u{1b}[2J\\u{7}\\u{9b}31m"),
-        "{}",
-        validate.stderr
-    );
+    validate
+        .expect_code(1)
+        .stderr_has("m\\u{1b}[2J\\u{7}\\u{9b}31m");
     // JSON stays JSON, with the very characters as its values.
     let (_, json) = &runs[2];
     let findings: serde_json::Value = serde_json::from_str(&json.stdout).expect("valid JSON");
@@ -459,41 +361,38 @@ fn hostile_file_names_and_values_reach_no_terminal_raw() {
         "the JSON value is the file's real name"
     );
     let (_, usage) = &runs[7];
-    assert_eq!(usage.code, 2, "{}", usage.transcript());
-    assert!(usage.stderr.contains("--no-such"), "{}", usage.stderr);
-    assert!(
-        usage.stderr.contains("\\u{9b}31m\\u{202e}"),
-        "{}",
-        usage.stderr
-    );
+    usage
+        .expect_code(2)
+        .stderr_has("--no-such")
+        .stderr_has("\\u{9b}31m\\u{202e}");
 }
 
 #[test]
 fn a_source_line_with_raw_controls_is_quoted_inert_and_aligned() {
     let repo = TestRepo::empty();
-    repo.write(
-        "k8s/m.yaml",
+    let run = repo.validate_manifest(
+        "m.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: n\ndata:\n  k: 1 # \u{9b}2J\u{202e}\n",
     );
-    let run = repo.aiml(&["validate", "k8s"]);
     // YAML refuses a raw C1 control: the finding quotes the line it is on, one `�` for each
     // character a terminal would act on, so the caret still points at the right column.
-    assert_eq!(run.code, 2, "{}", run.transcript());
+    run.expect_code(2);
     assert_inert("validate", &run.stderr);
-    assert!(
-        run.stderr.contains("7 |   k: 1 # \u{fffd}2J\u{fffd}"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("  |          ^"), "{}", run.stderr);
+    run.stderr_has("7 |   k: 1 # \u{fffd}2J\u{fffd}")
+        .stderr_has("  |          ^");
 }
 
 #[test]
 fn diff_reports_escape_object_and_file_names() {
     let repo = TestRepo::new();
     let render = repo.aiml(&["render"]);
-    assert_eq!(render.code, 0, "{}", render.transcript());
-    commit_all(repo.path());
+    render.expect_code(0);
+    let git = git2::Repository::init(repo.path()).unwrap();
+    support::commit_all(
+        &git,
+        &git2::Signature::now("t", "t@example.com").unwrap(),
+        "c",
+    );
     // A hostile change to the rendered output, as a pull request could carry.
     repo.write(
         &format!("rendered/multislice-v4-32-training/workload/default/ConfigMap_x{HOSTILE}.yaml"),

@@ -118,7 +118,7 @@ fn a_repository_kind_renders_through_the_shared_blocks() {
     )
     .expect("write");
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     // The workload is the kind's template, with the derived TPU plan and the defaults of
     // its parameters.
     insta::assert_snapshot!(read(&repo, DEPLOYMENT));
@@ -128,22 +128,25 @@ fn a_repository_kind_renders_through_the_shared_blocks() {
         &repo,
         "rendered/gemma-server/config-connector/my-project/containernodepool.container.cnrm.cloud.google.com_gemma-server-tpu-slice-0.yaml",
     );
-    for expected in [
-        "machineType: ct5lp-hightpu-8t",
-        "nodeCount: 1",
-        "aiml.dev/blueprint: gemma-server",
-        "- us-west4-a",
-    ] {
-        assert!(pool.contains(expected), "no `{expected}` in\n{pool}");
-    }
+    support::assert_contains_all(
+        &pool,
+        &[
+            "machineType: ct5lp-hightpu-8t",
+            "nodeCount: 1",
+            "aiml.dev/blueprint: gemma-server",
+            "- us-west4-a",
+        ],
+    );
     // Every object carries the labels of the contract, like any kind's.
     let service = read(
         &repo,
         "rendered/gemma-server/workload/gemma-server/service_gemma-server.yaml",
     );
-    assert!(service.contains("app.kubernetes.io/managed-by: kubectl-aiml"));
-    assert!(service.contains("port: 8000"));
-    assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
+    support::assert_contains_all(
+        &service,
+        &["app.kubernetes.io/managed-by: kubectl-aiml", "port: 8000"],
+    );
+    repo.aiml(&["render", "--check"]).expect_code(0);
 }
 
 #[test]
@@ -153,18 +156,14 @@ fn a_bad_topology_in_a_repository_kind_is_caught_at_its_line() {
         "    type: v5litepod-8\n    topology: 4x4\n",
     ));
     let run = repo.aiml(&["validate"]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
+    run.expect_code(1);
     insta::assert_snapshot!(run.stderr);
     // A family the kind does not support is a finding too.
     let v4 = repository(&BLUEPRINT.replace("v5litepod-8", "v4-8"));
     let run = v4.aiml(&["validate"]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("error[tpu-family-unsupported]")
-            && run.stderr.contains("blueprints/server.yaml:8"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(1);
+    run.stderr_has("error[tpu-family-unsupported]")
+        .stderr_has("blueprints/server.yaml:8");
 }
 
 #[test]
@@ -173,12 +172,7 @@ fn the_rendered_objects_go_through_every_rule() {
     // catches it on the rendered Deployment.
     let repo = repository(&format!("{BLUEPRINT}  chips: 4\n"));
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("error[tpu-chips-per-host]"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(1).stderr_has("error[tpu-chips-per-host]");
     assert!(repo.generated().is_empty(), "findings write nothing");
 }
 
@@ -186,37 +180,30 @@ fn the_rendered_objects_go_through_every_rule() {
 fn parameters_are_checked_against_the_kinds_schema_at_the_blueprint_line() {
     let repo = repository(&BLUEPRINT.replace("  image:", "  port: 70000\n  image:"));
     let run = repo.aiml(&["validate"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
+    run.expect_code(2);
     insta::assert_snapshot!(run.stderr);
 
     let typo = repository(&format!("{BLUEPRINT}  prot: 80\n"));
     let run = typo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("unknown field `prot`")
-            && run.stderr.contains("blueprints/server.yaml:10:3")
-            && run.stderr.contains("did you mean `port`?"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2);
+    run.stderr_has("unknown field `prot`")
+        .stderr_has("blueprints/server.yaml:10:3")
+        .stderr_has("did you mean `port`?");
     assert!(typo.generated().is_empty());
 
     // Shared parts are read strictly by the same types as the built-in kinds'.
     let shared = repository(&BLUEPRINT.replace("    type: v5litepod-8", "    typ: v5litepod-8"));
     let run = shared.aiml(&["validate"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("blueprints/server.yaml:8") && run.stderr.contains("spec.tpu.typ"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2);
+    run.stderr_has("blueprints/server.yaml:8")
+        .stderr_has("spec.tpu.typ");
 }
 
 #[test]
 fn blueprints_lists_repository_kinds_with_their_source() {
     let repo = repository(BLUEPRINT);
     let run = repo.aiml(&["blueprints"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     insta::assert_snapshot!(run.stdout);
     let json: serde_json::Value =
         serde_json::from_str(&repo.aiml(&["blueprints", "-o", "json"]).stdout).expect("json");
@@ -233,7 +220,7 @@ fn blueprints_lists_repository_kinds_with_their_source() {
 
     // The spec's schema: the shared parts the kind takes, and its parameters.
     let run = repo.aiml(&["blueprints", "--schema", "TpuServer"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let schema: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
     let properties = schema["properties"].as_object().expect("properties");
     for field in ["project", "tpu", "cluster", "image", "port"] {
@@ -252,7 +239,7 @@ fn a_repository_kind_cannot_shadow_a_built_in_kind() {
     let repo = repository(BLUEPRINT);
     repo.write("kinds/MultisliceTraining/kind.yaml", KIND);
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
+    run.expect_code(2);
     assert_eq!(
         run.stderr,
         "error: `kinds/MultisliceTraining/`: shadows the built-in kind `MultisliceTraining`: a repository cannot redefine a built-in kind; rename the folder\n"
@@ -269,17 +256,10 @@ fn templates_cannot_include_files_outside_their_kind() {
         &format!("{TEMPLATE}---\n{{% include \"../../../secret.txt\" %}}\n"),
     );
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr
-            .contains("template `kinds/TpuServer/templates/server.yaml` failed: line 48:")
-            && run
-                .stderr
-                .contains("a kind's templates include only files of `kinds/TpuServer/templates/`"),
-        "{}",
-        run.stderr
-    );
-    assert!(!run.stderr.contains("hunter2"));
+    run.expect_code(2);
+    run.stderr_has("template `kinds/TpuServer/templates/server.yaml` failed: line 48:")
+        .stderr_has("a kind's templates include only files of `kinds/TpuServer/templates/`");
+    run.stderr_lacks("hunter2");
     assert!(repo.generated().is_empty());
 
     // Files of the kind's own folder can be included, and partials (`_*`) render nothing
@@ -297,7 +277,7 @@ fn templates_cannot_include_files_outside_their_kind() {
         ),
     );
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     assert!(read(&repo, DEPLOYMENT).contains("tier: \"8000\""));
 }
 
@@ -311,14 +291,9 @@ fn a_kind_cannot_turn_rules_off_but_its_blueprint_can() {
     let repo = repository(&format!("{BLUEPRINT}  chips: 4\n"));
     repo.write("kinds/TpuServer/templates/server.yaml", &sneaky);
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr
-            .contains("sets `aiml.dev/ignore` for blueprint `gemma-server`")
-            && run.stderr.contains("a kind cannot turn rules off"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2);
+    run.stderr_has("sets `aiml.dev/ignore` for blueprint `gemma-server`")
+        .stderr_has("a kind cannot turn rules off");
     assert!(repo.generated().is_empty());
 
     // The blueprint's own annotation is the one way to turn the rule off.
@@ -327,8 +302,7 @@ fn a_kind_cannot_turn_rules_off_but_its_blueprint_can() {
         "  name: gemma-server\n  annotations:\n    aiml.dev/ignore: tpu-chips-per-host\n",
     ));
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(run.stderr.contains("1 suppressed"), "{}", run.stderr);
+    run.expect_code(0).stderr_has("1 suppressed");
 }
 
 #[test]
@@ -389,23 +363,22 @@ fn broken_kind_definitions_are_errors_naming_the_file_and_line() {
 #[test]
 fn changing_a_kinds_files_renders_its_blueprints_again() {
     let repo = repository(BLUEPRINT);
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     let again = repo.aiml(&["render"]);
-    assert!(again.stderr.contains("0 files changed"), "{}", again.stderr);
+    again.stderr_has("0 files changed");
     // The blueprint did not change; the kind's template did.
     repo.write(
         "kinds/TpuServer/templates/server.yaml",
         &TEMPLATE.replace("cpu: \"4\"", "cpu: \"2\""),
     );
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(!run.stderr.contains("0 files changed"), "{}", run.stderr);
+    run.expect_code(0).stderr_lacks("0 files changed");
     assert!(read(&repo, DEPLOYMENT).contains("cpu: \"2\""));
     // Any file of the folder counts, not only templates.
     repo.write("kinds/TpuServer/kind.yaml", &KIND.replace("8000", "9000"));
-    assert_eq!(repo.aiml(&["render"]).code, 0);
+    repo.aiml(&["render"]).expect_code(0);
     assert!(read(&repo, DEPLOYMENT).contains("containerPort: 9000"));
-    assert_eq!(repo.aiml(&["render", "--check"]).code, 0);
+    repo.aiml(&["render", "--check"]).expect_code(0);
 }
 
 #[test]
@@ -468,23 +441,23 @@ spec:
 ",
     );
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let job = read(&repo, "rendered/batch/workload/batch/job.batch_batch.yaml");
-    for expected in [
-        "cloud.google.com/gke-accelerator: nvidia-l4",
-        "aiml.dev/blueprint: batch",
-        "nvidia.com/gpu: 1",
-        "value: gs://my-project-batch",
-        "image: python:3.12",
-    ] {
-        assert!(job.contains(expected), "no `{expected}` in\n{job}");
-    }
+    support::assert_contains_all(
+        &job,
+        &[
+            "cloud.google.com/gke-accelerator: nvidia-l4",
+            "aiml.dev/blueprint: batch",
+            "nvidia.com/gpu: 1",
+            "value: gs://my-project-batch",
+            "image: python:3.12",
+        ],
+    );
     let pool = read(
         &repo,
         "rendered/batch/config-connector/my-project/containernodepool.container.cnrm.cloud.google.com_batch-gpu-pool.yaml",
     );
-    assert!(pool.contains("machineType: g2-standard-4"), "{pool}");
-    assert!(pool.contains("maxNodeCount: 2"), "{pool}");
+    support::assert_contains_all(&pool, &["machineType: g2-standard-4", "maxNodeCount: 2"]);
     assert!(
         repo.path()
             .join("rendered/batch/config-connector/my-project/storagebucket.storage.cnrm.cloud.google.com_my-project-batch.yaml")
@@ -498,12 +471,9 @@ spec:
             .replace("nvidia-l4, count: 1", "nvidia-tesla-t4, count: 3"),
     );
     let run = repo.aiml(&["validate"]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("error[gpu-count]") && run.stderr.contains("blueprints/batch.yaml:7"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(1);
+    run.stderr_has("error[gpu-count]")
+        .stderr_has("blueprints/batch.yaml:7");
 }
 
 #[test]
@@ -517,7 +487,7 @@ fn render_commit_takes_the_kinds_files_with_the_output() {
         ("GIT_COMMITTER_EMAIL", "committer@example.com".as_ref()),
     ];
     let run = repo.aiml_with_env(&["render", "--commit"], &identity);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let tree = git
         .head()
         .and_then(|head| head.peel_to_tree())
@@ -542,21 +512,15 @@ fn a_kinds_folder_of_another_project_is_left_alone() {
     let repo = TestRepo::empty();
     std::fs::create_dir(repo.path().join(".git")).expect("mkdir");
     repo.write("kinds/Go/types.go", "package kinds\n");
-    repo.write(
-        "k8s/namespace.yaml",
+    let run = repo.validate_manifest(
+        "namespace.yaml",
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n",
     );
-    let run = repo.aiml(&["validate", "k8s"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     // In a kubectl-aiml repository the same folder is a broken kind.
     repo.write("blueprints/server.yaml", BLUEPRINT);
     let run = repo.aiml(&["validate", "k8s"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("`kinds/Go/`: no `kind.yaml`"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2).stderr_has("`kinds/Go/`: no `kind.yaml`");
 }
 
 #[test]
@@ -587,15 +551,12 @@ spec:
 ";
     repo.write("blueprints/notes.yaml", blueprint);
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let notes = read(
         &repo,
         "rendered/notes/workload/default/configmap_notes-notes.yaml",
     );
-    assert!(
-        notes.contains("cluster: notes") && notes.contains("selector: \"0\""),
-        "{notes}"
-    );
+    support::assert_contains_all(&notes, &["cluster: notes", "selector: \"0\""]);
 
     // Without `accelerator: tpu` the stanza is no field of the kind.
     repo.write(
@@ -603,13 +564,9 @@ spec:
         &format!("{blueprint}  tpu: {{type: v6e-8}}\n"),
     );
     let run = repo.aiml(&["validate"]);
-    assert_eq!(run.code, 2, "{}", run.transcript());
-    assert!(
-        run.stderr.contains("unknown field `tpu`")
-            && run.stderr.contains("blueprints/notes.yaml:7:3"),
-        "{}",
-        run.stderr
-    );
+    run.expect_code(2);
+    run.stderr_has("unknown field `tpu`")
+        .stderr_has("blueprints/notes.yaml:7:3");
 }
 
 /// Copies the folder `from` into `to`, recursively.
@@ -634,27 +591,19 @@ fn the_example_repository_kind_renders_what_is_committed() {
         repo.path(),
     );
     let run = repo.aiml(&["render", "--check"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let run = repo.aiml(&["blueprints"]);
-    assert!(
-        run.stdout
-            .contains("TpuSmokeTest           kinds/TpuSmokeTest/"),
-        "{}",
-        run.stdout
-    );
+    run.stdout_has("TpuSmokeTest           kinds/TpuSmokeTest/");
     // The template reads the slice's numbers: a single-host type is one pod of 8 chips.
     repo.write(
         "blueprints/smoke-v5e-16.yaml",
         &read(&repo, "blueprints/smoke-v5e-16.yaml").replace("v5litepod-16", "v5litepod-8"),
     );
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     let job = read(
         &repo,
         "rendered/smoke-v5e-16/workload/smoke-v5e-16/job.batch_smoke-v5e-16.yaml",
     );
-    assert!(
-        job.contains("parallelism: 1") && job.contains("google.com/tpu: 8"),
-        "{job}"
-    );
+    support::assert_contains_all(&job, &["parallelism: 1", "google.com/tpu: 8"]);
 }

@@ -69,17 +69,8 @@ fn repeated_findings_are_summarised_for_people_and_kept_in_json() {
     assert_eq!(run.code, 0, "warnings never change the exit code");
     let shown = run.stderr.matches("warning[not-an-object]").count();
     assert_eq!(shown, aiml::diagnostic::SHOWN_PER_RULE, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("… and 980 more `not-an-object` findings (`-o json` lists every finding)"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("0 errors, 1000 warnings"),
-        "{}",
-        run.stderr
-    );
+    run.stderr_has("… and 980 more `not-an-object` findings (`-o json` lists every finding)")
+        .stderr_has("0 errors, 1000 warnings");
     let json = repo.aiml(&["-o", "json", "validate", "k8s/empty.yaml"]);
     let findings: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(findings.as_array().unwrap().len(), 1_000);
@@ -109,7 +100,7 @@ fn environments_repeating_names_are_checked_apart() {
         ),
     );
     let run = repo.aiml(&["-o", "json", "validate", "envs"]);
-    assert_eq!(run.code, 1, "{}", run.transcript());
+    run.expect_code(1);
     let findings: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let missing: Vec<&str> = findings
         .as_array()

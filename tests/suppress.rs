@@ -40,7 +40,7 @@ fn identity() -> Vec<(&'static str, &'static OsStr)> {
 fn rendered_repo() -> TestRepo {
     let repo = TestRepo::new();
     let run = repo.aiml(&["render"]);
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.expect_code(0);
     git(&repo, &["init", "-q", "-b", "main"]);
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-q", "-m", "Render"]);

@@ -12,11 +12,14 @@
 //! named by their `generateName` value. [`object`] builds them itself when
 //! `Object::from_node` does not yet (its identity comes from `aiml::manifest`).
 
+mod support;
+
 use std::path::Path;
 
 use aiml::diagnostic::{Diagnostic, ObjectRef};
 use aiml::validate::{Object, RULES, applies_to, validate};
 use aiml::yaml::{Node, parse_documents};
+use support::{also_allowed, rule_of};
 
 const FIXTURES: &str = "tests/fixtures/validate";
 
@@ -67,23 +70,6 @@ fn object<'a>(file: &'a str, node: &'a Node) -> Option<Object<'a>> {
         },
         node,
     })
-}
-
-/// The rule an `err_` fixture is about: the file stem without `err_`, up to an optional
-/// `_<case>` suffix.
-fn rule_of(stem: &str) -> Option<&str> {
-    let rest = stem.strip_prefix("err_")?;
-    Some(rest.split_once('_').map_or(rest, |(rule, _)| rule))
-}
-
-/// Rules a fixture allows besides its own, from `# also: a, b` lines.
-fn also_allowed(text: &str) -> Vec<&str> {
-    text.lines()
-        .filter_map(|line| line.strip_prefix("# also:"))
-        .flat_map(|list| list.split(','))
-        .map(str::trim)
-        .filter(|rule| !rule.is_empty())
-        .collect()
 }
 
 /// Findings as JSON, with the blueprint field, which `Diagnostic`'s own serialization omits.
@@ -202,13 +188,7 @@ fn every_rule_doc_example_fails_with_its_rule() {
             .filter_map(|document| object("doc.yaml", document))
             .collect();
         let found = validate(&objects);
-        if !found.iter().any(|finding| finding.rule == rule.id) {
-            let rules: Vec<&str> = found.iter().map(|finding| finding.rule.as_str()).collect();
-            problems.push(format!(
-                "{}: the example does not fail with it (found {rules:?})",
-                rule.id
-            ));
-        }
+        problems.extend(support::example_fails_with(rule.id, &found));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

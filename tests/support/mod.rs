@@ -4,9 +4,19 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
-use assert_cmd::cargo::cargo_bin;
+mod git;
+mod process;
+mod rules;
+mod run;
+
+#[allow(unused_imports, reason = "each test crate uses a part of these")]
+pub use {
+    git::commit_all,
+    process::{kill, require, succeed, wait_for_file, write_script},
+    rules::{also_allowed, example_fails_with, rule_of},
+    run::{Run, aiml_command},
+};
 
 /// The repository's own example blueprint.
 pub const EXAMPLE: &str = include_str!("../../blueprints/multislice-v4-32-training.yaml");
@@ -47,18 +57,18 @@ impl TestRepo {
     }
 
     pub fn aiml_with_env(&self, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Run {
-        let output = Command::new(cargo_bin("kubectl-aiml"))
+        let output = aiml_command(self.path())
             .args(args)
-            .current_dir(self.path())
-            .env("NO_COLOR", "1")
             .envs(env.iter().copied())
             .output()
             .expect("run kubectl-aiml");
-        Run {
-            code: output.status.code().expect("exit code"),
-            stdout: String::from_utf8(output.stdout).expect("utf-8"),
-            stderr: String::from_utf8(output.stderr).expect("utf-8"),
-        }
+        Run::from_output(args, output)
+    }
+
+    /// Writes `text` as `k8s/<name>` and runs `validate k8s`, as a CI job checks manifests.
+    pub fn validate_manifest(&self, name: &str, text: &str) -> Run {
+        self.write(&format!("k8s/{name}"), text);
+        self.aiml(&["validate", "k8s"])
     }
 
     /// Every file under overlays/ and rendered/.
@@ -70,25 +80,6 @@ impl TestRepo {
             }
         }
         all
-    }
-}
-
-pub struct Run {
-    /// Exit code.
-    pub code: i32,
-    /// What it printed on stdout.
-    pub stdout: String,
-    /// What it printed on stderr.
-    pub stderr: String,
-}
-
-impl Run {
-    /// What a person sees, for snapshots.
-    pub fn transcript(&self) -> String {
-        format!(
-            "exit: {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
     }
 }
 
@@ -168,13 +159,23 @@ pub fn assert_same_files(
     );
 }
 
-/// The path of `program` on PATH. A test that needs a program it cannot find fails, naming it:
-/// a skipped test would pass without checking anything (scripts/install-test-deps installs
-/// every program the tests run).
-pub fn require(program: &str) -> std::path::PathBuf {
-    which::which(program).unwrap_or_else(|_| {
-        panic!(
-            "`{program}` is not on PATH, and this test runs it; run scripts/install-test-deps (as root on Debian it installs it), or install {program}"
-        )
-    })
+/// Asserts that some path of `paths` is `wanted`, listing them all when none is.
+#[track_caller]
+pub fn assert_some_path<P: AsRef<str>>(
+    paths: impl IntoIterator<Item = P>,
+    wanted: impl Fn(&str) -> bool,
+) {
+    let paths: Vec<P> = paths.into_iter().collect();
+    if !paths.iter().any(|path| wanted(path.as_ref())) {
+        let listed: Vec<&str> = paths.iter().map(AsRef::as_ref).collect();
+        panic!("no such path among:\n{}", listed.join("\n"));
+    }
+}
+
+/// Asserts that `text` contains each of `needles`, naming the first one it lacks.
+#[track_caller]
+pub fn assert_contains_all(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "no `{needle}` in\n{text}");
+    }
 }
