@@ -13,7 +13,9 @@ use crate::accelerator::{self, TpuSupport};
 use crate::catalog::TpuFamily;
 use crate::gcp::{self, Addons, CpuPoolDefaults, Scale};
 use crate::names::check_dns_label;
-use crate::overlay::site::{Accounts, Location, SYSTEM_POOL, Site, pool_labels, tpu_node_selector};
+use crate::overlay::site::{
+    Accounts, BUCKET_USER_ROLES, Location, SYSTEM_POOL, Site, pool_labels, tpu_node_selector,
+};
 use crate::overlay::stanzas;
 use crate::plan::Planner;
 
@@ -23,13 +25,6 @@ const WORKLOAD_PROJECT_ROLES: &[&str] = &[
     "roles/aiplatform.user",
     "roles/artifactregistry.reader",
     "roles/logging.logWriter",
-];
-
-/// Roles of both accounts on the blueprint's bucket: read and write objects, and read the
-/// bucket's metadata (which `gcsfs` and TensorFlow's file system ask for).
-const BUCKET_ROLES: &[&str] = &[
-    "roles/storage.legacyBucketReader",
-    "roles/storage.objectUser",
 ];
 
 /// APIs the kind needs beyond those its blocks enable.
@@ -173,7 +168,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     );
     let bucket = gcp.bucket(planner, &spec.bucket, "spec.bucket", &site.bucket_name(""));
     for account in [&accounts.nodes, &accounts.workload] {
-        for role in BUCKET_ROLES {
+        for role in BUCKET_USER_ROLES {
             gcp.bucket_role(&bucket, account, role);
         }
     }
