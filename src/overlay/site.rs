@@ -5,7 +5,7 @@
 //!
 //! Kinds declare the shared spec stanzas themselves (each field's description is part of the
 //! kind's JSON Schema, which differs from kind to kind) and hand them here as [`Stanzas`],
-//! usually through [`stanzas!`](crate::overlay::stanzas). It lives in `overlay`, the top of
+//! usually through the `stanzas!` macro. It lives in `overlay`, the top of
 //! the platform layer, because it drives [`crate::gcp`], which `plan` may not import.
 
 use std::collections::BTreeMap;
