@@ -410,6 +410,39 @@ mod tests {
     }
 
     #[test]
+    fn exports_name_the_cluster_at_the_kinds_default_location() {
+        let (config_connector, network) = (ConfigConnectorSpec::default(), NetworkSpec::default());
+        let cluster = ClusterSpec::default();
+        let borrowed = ClusterSpec {
+            blueprint: Some("other".into()),
+            ..ClusterSpec::default()
+        };
+        let stanzas = |cluster| Stanzas {
+            project: "p",
+            region: None,
+            zone: None,
+            config_connector: &config_connector,
+            network: &network,
+            cluster,
+            namespace: None,
+            kubernetes_service_account: None,
+        };
+        let location = |exports: Exports| exports.cluster.map(|c| (c.region, c.location));
+        let zonal = Location::zonal("us-central2", "b");
+        assert_eq!(
+            location(stanzas(&cluster).exports("b", &zonal)),
+            Some(("us-central2".into(), "us-central2-b".into()))
+        );
+        assert_eq!(
+            location(stanzas(&cluster).exports("b", &Location::regional("us-west4"))),
+            Some(("us-west4".into(), "us-west4".into()))
+        );
+        let exports = stanzas(&borrowed).exports("b", &zonal);
+        assert_eq!(exports.cluster_of.as_deref(), Some("other"));
+        assert!(exports.cluster.is_none());
+    }
+
+    #[test]
     fn location_defaults_follow_the_spec_then_a_borrowed_cluster_then_the_kind() {
         let zonal = Location::zonal("us-central2", "b");
         let resolve = |l: &Location<'_>, r, z, b: Option<&ClusterExport>| {
