@@ -178,6 +178,27 @@ impl Overlay {
     }
 }
 
+/// The plan most kinds make: their GCP objects and the context of their one workload
+/// template.
+#[derive(Debug, Serialize)]
+pub struct Planned<W> {
+    /// The blueprint's GCP objects.
+    pub infra: Infrastructure,
+    /// What the kind's workload template sees.
+    pub workload: W,
+}
+
+impl<W: Serialize> Planned<W> {
+    /// The overlay: the GCP objects, and the workload cluster's objects from `template`.
+    pub fn overlay(
+        &self,
+        blueprint: &Blueprint<'_>,
+        template: &str,
+    ) -> Result<Overlay, TemplateError> {
+        Overlay::with_workload(blueprint, &self.infra, template, &self.workload)
+    }
+}
+
 /// A template failed to render: a bug in this binary or in a kind's templates.
 #[derive(Debug, thiserror::Error)]
 #[error("template `{template}` failed: {message}")]

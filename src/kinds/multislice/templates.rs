@@ -5,19 +5,17 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::accelerator::TpuPlan;
-use crate::blueprint::Blueprint;
-use crate::gcp::Infrastructure;
-use crate::overlay::{Overlay, TemplateError};
+use crate::overlay::Planned;
 
-/// Everything the workload templates need, derived and checked.
-#[derive(Debug, Serialize)]
-pub struct Plan {
-    pub(super) infra: Infrastructure,
-    pub(super) workload: Workload,
-}
+/// Everything the workload template needs, derived and checked.
+pub type Plan = Planned<Workload>;
 
+/// The workload template, `templates/workload.yaml`.
+pub(super) const TEMPLATE: &str = "multislice/workload.yaml";
+
+/// What the workload template sees.
 #[derive(Debug, Serialize)]
-pub(super) struct Workload {
+pub struct Workload {
     pub(super) name: String,
     pub(super) namespace: String,
     pub(super) kubernetes_service_account: String,
@@ -65,16 +63,4 @@ pub(super) struct TensorboardPlan {
     pub(super) name: String,
     pub(super) image: String,
     pub(super) command: Vec<String>,
-}
-
-impl Plan {
-    /// The GCP objects and the workload cluster's objects.
-    pub(super) fn overlay(&self, blueprint: &Blueprint<'_>) -> Result<Overlay, TemplateError> {
-        Overlay::with_workload(
-            blueprint,
-            &self.infra,
-            "multislice/workload.yaml",
-            &self.workload,
-        )
-    }
 }

@@ -97,7 +97,7 @@ impl TypedKind for SaxServing {
     }
 
     fn overlay(plan: &Plan, blueprint: &Blueprint<'_>) -> Result<Overlay, TemplateError> {
-        plan.overlay(blueprint)
+        plan.overlay(blueprint, templates::TEMPLATE)
     }
 
     fn describe(plan: &Plan) -> String {

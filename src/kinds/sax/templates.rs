@@ -5,20 +5,18 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::accelerator::TpuPlan;
-use crate::blueprint::Blueprint;
-use crate::gcp::Infrastructure;
 use crate::kinds::Exposure;
-use crate::overlay::{Overlay, TemplateError};
+use crate::overlay::Planned;
 
 /// Everything the workload template needs, derived and checked.
-#[derive(Debug, Serialize)]
-pub struct Plan {
-    pub(super) infra: Infrastructure,
-    pub(super) workload: Workload,
-}
+pub type Plan = Planned<Workload>;
 
+/// The workload template, `templates/workload.yaml`.
+pub(super) const TEMPLATE: &str = "sax/workload.yaml";
+
+/// What the workload template sees.
 #[derive(Debug, Serialize)]
-pub(super) struct Workload {
+pub struct Workload {
     pub(super) name: String,
     pub(super) namespace: String,
     pub(super) kubernetes_service_account: String,
@@ -80,11 +78,4 @@ pub(super) struct PoolSelectors {
     pub(super) admin: &'static str,
     pub(super) proxy: &'static str,
     pub(super) auxiliary: &'static str,
-}
-
-impl Plan {
-    /// The GCP objects and the workload cluster's objects.
-    pub(super) fn overlay(&self, blueprint: &Blueprint<'_>) -> Result<Overlay, TemplateError> {
-        Overlay::with_workload(blueprint, &self.infra, "sax/workload.yaml", &self.workload)
-    }
 }
