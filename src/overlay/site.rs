@@ -252,12 +252,13 @@ impl<'s> Site<'s> {
         (namespace, ksa)
     }
 
-    /// A bucket's default name: the project id leads, bucket names being global.
+    /// A bucket's default name, `<project>-<blueprint><suffix>`: the project id leads, bucket
+    /// names being global; `suffix` stays whole when the name must be shortened.
     #[must_use]
     pub fn bucket_name(&self, suffix: &str) -> String {
         crate::names::shortened(
-            &format!("{}-{}{suffix}", self.stanzas.project, self.name),
-            "",
+            &format!("{}-{}", self.stanzas.project, self.name),
+            suffix,
             63,
         )
     }
