@@ -11,6 +11,8 @@
 //! structure: a newline, `: `, `#`, `{{ }}` or a leading `*` stays a literal string.
 //! Undefined variables are errors, not empty strings.
 
+pub mod site;
+
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -19,6 +21,7 @@ use serde::Serialize;
 
 use crate::blueprint::Blueprint;
 use crate::gcp::Infrastructure;
+pub(crate) use site::stanzas;
 
 /// Config Connector API groups end with this suffix.
 pub const CONFIG_CONNECTOR_GROUP_SUFFIX: &str = "cnrm.cloud.google.com";
@@ -172,6 +175,27 @@ impl Overlay {
                     .contains_key(&format!("{}/kustomization.yaml", plane.dir()))
             })
             .collect()
+    }
+}
+
+/// The plan most kinds make: their GCP objects and the context of their one workload
+/// template.
+#[derive(Debug, Serialize)]
+pub struct Planned<W> {
+    /// The blueprint's GCP objects.
+    pub infra: Infrastructure,
+    /// What the kind's workload template sees.
+    pub workload: W,
+}
+
+impl<W: Serialize> Planned<W> {
+    /// The overlay: the GCP objects, and the workload cluster's objects from `template`.
+    pub fn overlay(
+        &self,
+        blueprint: &Blueprint<'_>,
+        template: &str,
+    ) -> Result<Overlay, TemplateError> {
+        Overlay::with_workload(blueprint, &self.infra, template, &self.workload)
     }
 }
 
