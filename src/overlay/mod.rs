@@ -11,6 +11,8 @@
 //! structure: a newline, `: `, `#`, `{{ }}` or a leading `*` stays a literal string.
 //! Undefined variables are errors, not empty strings.
 
+pub mod site;
+
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -19,6 +21,7 @@ use serde::Serialize;
 
 use crate::blueprint::Blueprint;
 use crate::gcp::Infrastructure;
+pub(crate) use site::stanzas;
 
 /// Config Connector API groups end with this suffix.
 pub const CONFIG_CONNECTOR_GROUP_SUFFIX: &str = "cnrm.cloud.google.com";

@@ -24,9 +24,10 @@ use crate::catalog::TpuFamily;
 use crate::gcp::spec::{
     BucketSpec, ClusterSpec, ConfigConnectorSpec, NetworkSpec, ServiceAccountSpec,
 };
-use crate::gcp::{self, Addons, ClusterOptions, CpuPoolDefaults, Gcp, Infrastructure, Scale};
+use crate::gcp::{self, Addons, CpuPoolDefaults, Infrastructure, Scale};
 use crate::names::check_dns_label;
-use crate::overlay::{Overlay, TemplateError};
+use crate::overlay::site::{Accounts, Location, SYSTEM_POOL, Site, pool_labels, tpu_node_selector};
+use crate::overlay::{Overlay, TemplateError, stanzas};
 use crate::plan::{Exports, Planner};
 
 /// The `MultisliceTraining` kind.
@@ -128,13 +129,6 @@ struct Tensorboard {
     image: Option<String>,
 }
 
-/// Project roles of the node service account: GKE's minimal node role (logging and
-/// monitoring agents) and image pulls.
-const NODE_PROJECT_ROLES: &[&str] = &[
-    "roles/container.defaultNodeServiceAccount",
-    "roles/artifactregistry.reader",
-];
-
 /// Project roles of the Workload Identity service account: the reference's, without
 /// project-wide object admin (bucket roles below cover the blueprint's data).
 const WORKLOAD_PROJECT_ROLES: &[&str] = &[
@@ -180,10 +174,6 @@ const DEFAULT_COMMAND: &[&str] = &[
 /// whose `tb-gcp-uploader` is the reference's uploader (its own image has no tags to pin).
 const DEFAULT_UPLOADER_IMAGE: &str = "python:3.11-slim";
 const UPLOADER_PACKAGE: &str = "google-cloud-aiplatform[tensorboard]==1.165.1";
-
-/// Node label that ties pods and Kueue flavors to this blueprint's TPU pools, so blueprints
-/// sharing a cluster never land on each other's slices.
-const BLUEPRINT_LABEL: &str = "aiml.dev/blueprint";
 
 /// Everything the workload templates need, derived and checked.
 #[derive(Debug, Serialize)]
@@ -251,16 +241,7 @@ impl TypedKind for MultisliceTraining {
         "TPU training with JobSet and Kueue across one or more slices, with its GKE cluster";
 
     fn exports(spec: &Spec, blueprint: &Blueprint<'_>) -> Exports {
-        let region = spec.region.as_deref().unwrap_or(DEFAULT_REGION);
-        let zone = spec.zone.clone().unwrap_or_else(|| format!("{region}-b"));
-        gcp::cluster_exports(
-            blueprint.name,
-            &spec.project,
-            &spec.config_connector,
-            &spec.cluster,
-            region,
-            &zone,
-        )
+        stanzas!(spec).exports(blueprint.name, &LOCATION)
     }
 
     fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
@@ -282,7 +263,9 @@ impl TypedKind for MultisliceTraining {
     }
 }
 
-const DEFAULT_REGION: &str = "us-central2";
+/// `us-central2`, where TPU v4 lives; a zonal cluster in the slices' zone, like the
+/// reference: TPU slices live in one zone anyway.
+const LOCATION: Location<'static> = Location::zonal("us-central2", "b");
 /// Environment variables derived from `spec.tpu`, which `spec.training.env` cannot override.
 const DERIVED_ENV: &[&str] = &["NUM_SLICES", "ICI_PARALLELISM"];
 /// JobSet restarts that still make sense for one training run.
@@ -290,33 +273,7 @@ const MAX_RESTARTS: u32 = 1_000;
 
 fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     let name = planner.name().to_string();
-    // A blueprint on another blueprint's cluster defaults to that cluster's location.
-    let borrowed = spec
-        .cluster
-        .blueprint
-        .as_deref()
-        .and_then(|other| planner.peek(other))
-        .and_then(|exported| exported.exports.cluster.clone());
-    let region = spec
-        .region
-        .clone()
-        .or_else(|| borrowed.as_ref().map(|c| c.region.clone()))
-        .unwrap_or_else(|| DEFAULT_REGION.to_string());
-    let zone = spec.zone.clone().unwrap_or_else(|| {
-        borrowed
-            .as_ref()
-            .filter(|c| crate::names::zone(&c.location).is_ok())
-            .map_or_else(|| format!("{region}-b"), |c| c.location.clone())
-    });
-    let mut gcp = Gcp::new(
-        planner,
-        gcp::SiteSpec {
-            project: &spec.project,
-            region: &region,
-            zone: &zone,
-            config_connector: &spec.config_connector,
-        },
-    );
+    let (site, mut gcp) = Site::open(planner, stanzas!(spec), &LOCATION);
     let tpu = accelerator::resolve_tpu(
         planner,
         &spec.tpu,
@@ -332,11 +289,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         },
     );
 
-    let namespace = spec.namespace.clone().unwrap_or_else(|| name.clone());
-    let kubernetes_service_account = spec
-        .kubernetes_service_account
-        .clone()
-        .unwrap_or_else(|| "training".into());
+    let (namespace, kubernetes_service_account) = site.names(planner, "training");
     let training_name = spec.training.name.clone().unwrap_or_else(|| name.clone());
     let cluster_queue = spec
         .kueue
@@ -349,8 +302,6 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         .clone()
         .unwrap_or_else(|| "tpu-training-jobs".into());
     for (field, value) in [
-        ("spec.namespace", &namespace),
-        ("spec.kubernetesServiceAccount", &kubernetes_service_account),
         ("spec.training.name", &training_name),
         ("spec.kueue.clusterQueue", &cluster_queue),
         ("spec.kueue.localQueue", &local_queue),
@@ -391,69 +342,37 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     for service in SERVICES {
         gcp.api(service);
     }
-    let node_account = gcp.service_account(
+    let accounts = Accounts::plan(
+        &mut gcp,
         planner,
-        &spec.service_accounts.nodes,
-        "spec.serviceAccounts.nodes",
-        "node",
-        "GKE TPU training nodes",
-    );
-    let workload_account = gcp.service_account(
+        (
+            &spec.service_accounts.nodes,
+            &spec.service_accounts.workload,
+        ),
+        ("GKE TPU training nodes", "TPU training workloads"),
+    )
+    .distinct(planner);
+    let system_pool = CpuPoolDefaults {
+        machine_type: "n1-standard-4",
+        scale: Scale::Fixed { nodes: 3 },
+        disk_size_gb: Some(200),
+        ..SYSTEM_POOL
+    };
+    let cluster = site.cluster(
+        &mut gcp,
         planner,
-        &spec.service_accounts.workload,
-        "spec.serviceAccounts.workload",
-        "wi",
-        "TPU training workloads",
-    );
-    Gcp::require_distinct_accounts(planner, &node_account, &workload_account);
-    let cluster = gcp.cluster(
-        planner,
-        &spec.cluster,
-        &spec.network,
-        ClusterOptions {
-            // Zonal, like the reference: TPU slices live in one zone anyway.
-            default_location: &zone,
-            addons: Addons::default(),
-        },
-        &node_account,
+        Addons::default(),
+        &accounts.nodes,
+        Some(system_pool),
     )?;
-    if cluster.owned {
-        gcp.cpu_pool(
-            planner,
-            &cluster,
-            &spec.cluster.cpu_pool,
-            CpuPoolDefaults {
-                name: "cpu-pool",
-                field: "spec.cluster.cpuPool",
-                machine_type: "n1-standard-4",
-                scale: Scale::Fixed { nodes: 3 },
-                disk_size_gb: Some(200),
-                labels: &[("default-node-pool", "true")],
-                taints: &[],
-            },
-            &node_account,
-        );
-    }
-    for role in NODE_PROJECT_ROLES {
-        gcp.project_role(&node_account, role);
-    }
-    for role in WORKLOAD_PROJECT_ROLES {
-        gcp.project_role(&workload_account, role);
-    }
-    gcp.workload_identity(
-        &workload_account,
+    accounts.bind(
+        &mut gcp,
         &cluster,
-        &namespace,
-        &kubernetes_service_account,
+        (&namespace, &kubernetes_service_account),
+        WORKLOAD_PROJECT_ROLES,
     );
-    // Bucket names are global, so the project id leads.
-    let bucket = gcp.bucket(
-        planner,
-        &spec.bucket,
-        "spec.bucket",
-        &crate::names::shortened(&format!("{}-{name}", spec.project), "", 63),
-    );
-    for account in [&node_account, &workload_account] {
+    let bucket = gcp.bucket(planner, &spec.bucket, "spec.bucket", &site.bucket_name(""));
+    for account in [&accounts.nodes, &accounts.workload] {
         for role in BUCKET_ROLES {
             gcp.bucket_role(&bucket, account, role);
         }
@@ -500,9 +419,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         return None;
     }
 
-    let mut pool_labels = BTreeMap::new();
-    pool_labels.insert(BLUEPRINT_LABEL.to_string(), name.clone());
-    gcp.tpu_pools(&cluster, &tpu, &node_account, &pool_labels);
+    gcp.tpu_pools(&cluster, &tpu, &accounts.nodes, &pool_labels(&name));
 
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     env.insert("NUM_SLICES".into(), tpu.slices.to_string());
@@ -524,17 +441,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             args.clone().unwrap_or_default(),
         ),
     };
-    let node_selector = BTreeMap::from([
-        (
-            crate::catalog::TPU_ACCELERATOR_LABEL.to_string(),
-            tpu.accelerator.to_string(),
-        ),
-        (
-            crate::catalog::TPU_TOPOLOGY_LABEL.to_string(),
-            tpu.topology.clone(),
-        ),
-        (BLUEPRINT_LABEL.to_string(), name.clone()),
-    ]);
+    let node_selector = tpu_node_selector(&tpu, &name);
     let priority_classes = if spec.kueue.priority_classes.unwrap_or(true) {
         PRIORITY_CLASSES
             .iter()
@@ -569,7 +476,7 @@ fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
                 max_restarts: spec.training.max_restarts.unwrap_or(1),
             },
             tensorboard,
-            workload_service_account: workload_account.email,
+            workload_service_account: accounts.workload.email,
             node_selector,
             tpu,
             namespace,
