@@ -27,7 +27,6 @@ pub use spec::Spec;
 
 use super::TypedKind;
 use crate::blueprint::Blueprint;
-use crate::gcp;
 use crate::overlay::{Overlay, TemplateError};
 use crate::plan::{Exports, Planner};
 
@@ -53,15 +52,8 @@ impl TypedKind for LocustBenchmark {
     fn exports(spec: &Spec, blueprint: &Blueprint<'_>) -> Exports {
         // The load generator runs on a cluster it never owns by default: the target's.
         let cluster = spec.effective_cluster();
-        let region = spec.region.as_deref().unwrap_or("us-central1");
-        gcp::cluster_exports(
-            blueprint.name,
-            &spec.project,
-            &spec.config_connector,
-            &cluster,
-            region,
-            region,
-        )
+        spec.stanzas(&cluster)
+            .exports(blueprint.name, &plan::LOCATION)
     }
 
     fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {

@@ -8,18 +8,15 @@ use super::target::{self, TargetPlan};
 use super::templates::{self, LOCUSTFILE};
 use super::tokens::{self, TokenPlan};
 use crate::gcp::spec::{BucketSpec, ClusterSpec};
-use crate::gcp::{
-    self, Addons, ClusterOptions, CpuPoolDefaults, Gcp, IamTarget, Infrastructure, Scale, TaintSpec,
-};
+use crate::gcp::{self, Addons, CpuPoolDefaults, IamTarget, Infrastructure, Scale, TaintSpec};
 use crate::kinds::Exposure;
 use crate::names::check_dns_label;
+use crate::overlay::site::{Location, NODE_PROJECT_ROLES, Site};
 use crate::plan::Planner;
 
-/// Roles of the node service account: GKE's node role and image pulls.
-const NODE_ROLES: &[&str] = &[
-    "roles/container.defaultNodeServiceAccount",
-    "roles/artifactregistry.reader",
-];
+/// `us-central1` when neither the spec nor the target's cluster says; a new cluster is
+/// regional.
+pub(super) const LOCATION: Location<'static> = Location::regional("us-central1");
 
 /// Label and taint of the load generator's pool; the value is the blueprint name, so that
 /// load tests sharing a cluster keep to their own pools.
@@ -84,8 +81,10 @@ struct ResolvedImages {
 }
 
 pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
-    let name = planner.name().to_string();
-    let namespace = spec.namespace.clone().unwrap_or_else(|| name.clone());
+    let namespace = spec
+        .namespace
+        .clone()
+        .unwrap_or_else(|| planner.name().to_string());
     planner.check_name(
         gcp::rule::KUBERNETES_NAME,
         "spec.namespace",
@@ -115,31 +114,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
                 .into(),
         );
     }
-    let borrowed = cluster_spec
-        .blueprint
-        .as_deref()
-        .and_then(|other| planner.peek(other))
-        .and_then(|exported| exported.exports.cluster.clone());
-    let region = spec
-        .region
-        .clone()
-        .or_else(|| borrowed.as_ref().map(|c| c.region.clone()))
-        .unwrap_or_else(|| "us-central1".to_string());
-    let zone = spec.zone.clone().unwrap_or_else(|| {
-        borrowed
-            .as_ref()
-            .filter(|c| crate::names::zone(&c.location).is_ok())
-            .map_or_else(|| format!("{region}-a"), |c| c.location.clone())
-    });
-    let mut gcp = Gcp::new(
-        planner,
-        gcp::SiteSpec {
-            project: &spec.project,
-            region: &region,
-            zone: &zone,
-            config_connector: &spec.config_connector,
-        },
-    );
+    let (site, mut gcp) = Site::open(planner, spec.stanzas(&cluster_spec), &LOCATION);
     let load = load_plan(&spec.load, planner);
     let prompts = check_gcs_object(planner, "spec.prompts", &spec.prompts);
     // A target blueprint that is not there has its finding; its cluster would repeat it.
@@ -182,28 +157,20 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         "runner",
         "Locust benchmark runner",
     );
-    let cluster = gcp.cluster(
-        planner,
-        &cluster_spec,
-        &spec.network,
-        ClusterOptions {
-            default_location: &region,
-            addons: Addons {
-                gcs_fuse: false,
-                horizontal_pod_autoscaling: true,
-                http_load_balancing: true,
-                managed_prometheus: true,
-            },
-        },
-        &node_account,
-    )?;
+    let addons = Addons {
+        gcs_fuse: false,
+        horizontal_pod_autoscaling: true,
+        http_load_balancing: true,
+        managed_prometheus: true,
+    };
+    let cluster = site.cluster(&mut gcp, planner, addons, &node_account, None)?;
     // Master (2 CPUs), runner and one CPU per worker fit 6 to an 8-CPU node; one node more
     // lets a rollout start new pods before the old ones stop.
     let max_nodes = (load.workers + 3).div_ceil(6) + 1;
-    let pool_labels = [(POOL_KEY, name.as_str())];
+    let pool_labels = [(POOL_KEY, site.name.as_str())];
     let pool_taints = [TaintSpec {
         key: POOL_KEY,
-        value: name.as_str(),
+        value: site.name.as_str(),
     }];
     gcp.cpu_pool(
         planner,
@@ -223,7 +190,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         },
         &node_account,
     );
-    for role in NODE_ROLES {
+    for role in NODE_PROJECT_ROLES {
         gcp.project_role(&node_account, role);
     }
     let load_ksa = "locust";
@@ -249,7 +216,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         planner,
         &spec.output.bucket,
         "spec.output.bucket",
-        &crate::names::shortened(&format!("{}-{name}-results", spec.project), "", 63),
+        &site.bucket_name("-results"),
     );
     for role in [
         "roles/storage.objectUser",
@@ -352,7 +319,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             runner_metrics,
             config_hash,
             namespace,
-            name,
+            name: site.name,
         },
     })
 }

@@ -8,6 +8,7 @@ use crate::gcp::spec::{
     RegistrySpec, ServiceAccountSpec,
 };
 use crate::kinds::Exposure;
+use crate::overlay::site::Stanzas;
 
 /// `spec` as written.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -251,6 +252,20 @@ pub(super) struct ExposeSpec {
 }
 
 impl Spec {
+    /// The shared stanzas, with the cluster the load generator runs on.
+    pub(super) fn stanzas<'s>(&'s self, cluster: &'s ClusterSpec) -> Stanzas<'s> {
+        Stanzas {
+            project: &self.project,
+            region: self.region.as_deref(),
+            zone: self.zone.as_deref(),
+            config_connector: &self.config_connector,
+            network: &self.network,
+            cluster,
+            namespace: self.namespace.as_deref(),
+            kubernetes_service_account: None,
+        }
+    }
+
     /// The cluster as written, or the target blueprint's when none is named.
     pub(super) fn effective_cluster(&self) -> ClusterSpec {
         let mut cluster = self.cluster.clone();

@@ -7,7 +7,16 @@ use serde::Serialize;
 
 use super::spec::{Autoscaling, Metric};
 use crate::accelerator::GpuPlan;
+use crate::gcp::spec::ServiceAccountSpec;
+use crate::gcp::{ClusterHandle, Gcp};
 use crate::plan::Planner;
+
+/// The metrics adapter reads Cloud Monitoring time series.
+const METRICS_ADAPTER_ROLE: &str = "roles/monitoring.viewer";
+
+/// Where the Custom Metrics Stackdriver Adapter runs, as its release manifest installs it.
+const METRICS_ADAPTER_NAMESPACE: &str = "custom-metrics";
+const METRICS_ADAPTER_KSA: &str = "custom-metrics-stackdriver-adapter";
 
 /// Most replicas an autoscaler may be given: far above any GPU pool.
 const MAX_REPLICAS: u32 = 1_000;
@@ -24,6 +33,36 @@ pub(super) struct AutoscalingPlan {
     selector: BTreeMap<String, String>,
     /// Target average per pod, as a Kubernetes quantity.
     pub(super) average_value: String,
+}
+
+/// The identity of the Custom Metrics Stackdriver Adapter, which serves the HPA its external
+/// metric. The adapter is a cluster add-on: the blueprint that creates the cluster provides
+/// its identity; on other clusters it is a prerequisite unless the spec names an account.
+pub(super) fn metrics_adapter(
+    gcp: &mut Gcp,
+    planner: &mut Planner<'_>,
+    account: Option<&ServiceAccountSpec>,
+    cluster: &ClusterHandle,
+) {
+    let adapter_spec = match account {
+        Some(account) => account.clone(),
+        None if cluster.owned => ServiceAccountSpec::default(),
+        None => return,
+    };
+    let adapter = gcp.service_account(
+        planner,
+        &adapter_spec,
+        "spec.serviceAccounts.metricsAdapter",
+        "metrics",
+        "Custom Metrics Stackdriver Adapter",
+    );
+    gcp.project_role(&adapter, METRICS_ADAPTER_ROLE);
+    gcp.workload_identity(
+        &adapter,
+        cluster,
+        METRICS_ADAPTER_NAMESPACE,
+        METRICS_ADAPTER_KSA,
+    );
 }
 
 /// The autoscaler of `server` (the Deployment, and Triton's metrics job) in `namespace` of

@@ -32,10 +32,9 @@ pub use spec::Spec;
 
 use super::TypedKind;
 use crate::blueprint::Blueprint;
-use crate::gcp;
-use crate::overlay::{Overlay, TemplateError};
+use crate::overlay::{Overlay, TemplateError, stanzas};
 use crate::plan::{Exports, Planner, ServiceExport};
-use plan::{DEFAULT_REGION, GRPC_PORT, HTTP_PORT};
+use plan::{GRPC_PORT, HTTP_PORT, LOCATION};
 
 /// The `TritonServing` kind.
 pub struct TritonServing;
@@ -47,19 +46,7 @@ impl TypedKind for TritonServing {
     const SUMMARY: &'static str = "NVIDIA Triton on GKE GPUs, autoscaled on GPU utilisation, with Managed Prometheus and an optional Istio or Gateway API ingress";
 
     fn exports(spec: &Spec, blueprint: &Blueprint<'_>) -> Exports {
-        let region = spec
-            .region
-            .clone()
-            .unwrap_or_else(|| DEFAULT_REGION.to_string());
-        let zone = spec.zone.clone().unwrap_or_else(|| format!("{region}-a"));
-        let mut exports = gcp::cluster_exports(
-            blueprint.name,
-            &spec.project,
-            &spec.config_connector,
-            &spec.cluster,
-            &region,
-            &zone,
-        );
+        let mut exports = stanzas!(spec).exports(blueprint.name, &LOCATION);
         let name = spec.triton_name();
         let namespace = spec.namespace(blueprint.name);
         let framework = spec.framework();

@@ -10,19 +10,11 @@ use super::ingress::{self, GatewayApiPlan, IngressPlan};
 use super::spec::{Framework, IngressApi, Spec};
 use crate::accelerator::{self, GpuPlan, GpuSpec};
 use crate::catalog::GPU_ACCELERATOR_LABEL;
-use crate::gcp::spec::ServiceAccountSpec;
-use crate::gcp::{
-    self, Addons, ClusterOptions, CpuPoolDefaults, Gcp, GpuPoolDefaults, Infrastructure, Scale,
-};
+use crate::gcp::{self, Addons, GpuPoolDefaults, Infrastructure, Scale};
 use crate::names::check_dns_label;
+use crate::overlay::site::{Accounts, BLUEPRINT_LABEL, Location, SYSTEM_POOL, Site, pool_labels};
+use crate::overlay::stanzas;
 use crate::plan::Planner;
-
-/// Project roles of the node service account: GKE's minimal node role (logging, monitoring
-/// and Managed Prometheus agents) and image pulls.
-const NODE_PROJECT_ROLES: &[&str] = &[
-    "roles/container.defaultNodeServiceAccount",
-    "roles/artifactregistry.reader",
-];
 
 /// Roles of the Workload Identity account on the model repository: list and read objects, and
 /// read the bucket's metadata. Nothing project-wide.
@@ -31,13 +23,6 @@ const BUCKET_ROLES: &[&str] = &[
     "roles/storage.objectViewer",
 ];
 
-/// The metrics adapter reads Cloud Monitoring time series.
-const METRICS_ADAPTER_ROLE: &str = "roles/monitoring.viewer";
-
-/// Where the Custom Metrics Stackdriver Adapter runs, as its release manifest installs it.
-const METRICS_ADAPTER_NAMESPACE: &str = "custom-metrics";
-const METRICS_ADAPTER_KSA: &str = "custom-metrics-stackdriver-adapter";
-
 /// APIs the kind needs beyond those its blocks enable.
 const SERVICES: &[&str] = &[
     "artifactregistry.googleapis.com",
@@ -45,7 +30,9 @@ const SERVICES: &[&str] = &[
     "monitoring.googleapis.com",
 ];
 
-pub(super) const DEFAULT_REGION: &str = "us-central1";
+/// `us-central1`; a zonal cluster, like both references: the GPU nodes live in one zone
+/// anyway.
+pub(super) const LOCATION: Location<'static> = Location::zonal("us-central1", "a");
 const DEFAULT_IMAGE: &str = "nvcr.io/nvidia/tritonserver:26.07-py3";
 const DEFAULT_TRTLLM_IMAGE: &str = "nvcr.io/nvidia/tritonserver:26.07-trtllm-python-py3";
 /// A non-root curl (user 100) for the health check.
@@ -53,9 +40,6 @@ const HEALTH_CHECK_IMAGE: &str = "curlimages/curl:8.11.1";
 /// Triton's ports, as both references use them.
 pub(super) const HTTP_PORT: u16 = 8000;
 pub(super) const GRPC_PORT: u16 = 8001;
-/// Node label that ties the server to this blueprint's GPU pool, so blueprints sharing a
-/// cluster never land on each other's GPUs.
-const BLUEPRINT_LABEL: &str = "aiml.dev/blueprint";
 
 /// Everything the workload templates need, derived and checked.
 #[derive(Debug, Serialize)]
@@ -121,48 +105,11 @@ fn default_gpu() -> GpuSpec {
     reason = "a recipe reads best top to bottom: blocks, checks, then the plan"
 )]
 pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
-    let name = planner.name().to_string();
-    // A blueprint on another blueprint's cluster defaults to that cluster's location.
-    let borrowed = spec
-        .cluster
-        .blueprint
-        .as_deref()
-        .and_then(|other| planner.peek(other))
-        .and_then(|exported| exported.exports.cluster.clone());
-    let region = spec
-        .region
-        .clone()
-        .or_else(|| borrowed.as_ref().map(|c| c.region.clone()))
-        .unwrap_or_else(|| DEFAULT_REGION.to_string());
-    let zone = spec.zone.clone().unwrap_or_else(|| {
-        borrowed
-            .as_ref()
-            .filter(|c| crate::names::zone(&c.location).is_ok())
-            .map_or_else(|| format!("{region}-a"), |c| c.location.clone())
-    });
-    let mut gcp = Gcp::new(
-        planner,
-        gcp::SiteSpec {
-            project: &spec.project,
-            region: &region,
-            zone: &zone,
-            config_connector: &spec.config_connector,
-        },
-    );
+    let (site, mut gcp) = Site::open(planner, stanzas!(spec), &LOCATION);
     let gpu = accelerator::resolve_gpu(planner, spec.gpu.as_ref().unwrap_or(&default_gpu()));
 
-    let namespace = spec.namespace(&name);
-    let kubernetes_service_account = spec
-        .kubernetes_service_account
-        .clone()
-        .unwrap_or_else(|| "triton".into());
+    let (namespace, kubernetes_service_account) = site.names(planner, "triton");
     let triton_name = spec.triton_name();
-    for (field, value) in [
-        ("spec.namespace", &namespace),
-        ("spec.kubernetesServiceAccount", &kubernetes_service_account),
-    ] {
-        planner.check_name(gcp::rule::KUBERNETES_NAME, field, value, check_dns_label);
-    }
     planner.check_name(
         gcp::rule::KUBERNETES_NAME,
         "spec.triton.name",
@@ -188,94 +135,46 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     for service in SERVICES {
         gcp.api(service);
     }
-    let node_account = gcp.service_account(
+    let accounts = Accounts::plan(
+        &mut gcp,
         planner,
-        &spec.service_accounts.nodes,
-        "spec.serviceAccounts.nodes",
-        "node",
-        "GKE Triton nodes",
-    );
-    let workload_account = gcp.service_account(
-        planner,
-        &spec.service_accounts.workload,
-        "spec.serviceAccounts.workload",
-        "wi",
-        "Triton Inference Server",
-    );
-    Gcp::require_distinct_accounts(planner, &node_account, &workload_account);
-    let cluster = gcp.cluster(
-        planner,
-        &spec.cluster,
-        &spec.network,
-        ClusterOptions {
-            // Zonal, like both references: the GPU nodes live in one zone anyway.
-            default_location: &zone,
-            addons: Addons {
-                horizontal_pod_autoscaling: true,
-                managed_prometheus: true,
-                ..Addons::default()
-            },
-        },
-        &node_account,
-    )?;
-    if cluster.owned {
-        gcp.cpu_pool(
-            planner,
-            &cluster,
-            &spec.cluster.cpu_pool,
-            CpuPoolDefaults {
-                name: "cpu-pool",
-                field: "spec.cluster.cpuPool",
-                machine_type: "e2-standard-4",
-                scale: Scale::Autoscaling { min: 1, max: 3 },
-                disk_size_gb: Some(100),
-                labels: &[("default-node-pool", "true")],
-                taints: &[],
-            },
-            &node_account,
-        );
-    }
-    // The adapter is a cluster add-on: the blueprint that creates the cluster provides its
-    // identity; on other clusters it is a prerequisite unless the spec names an account.
-    let adapter_spec = match &spec.service_accounts.metrics_adapter {
-        Some(account) => Some(account.clone()),
-        None if cluster.owned => Some(ServiceAccountSpec::default()),
-        None => None,
+        (
+            &spec.service_accounts.nodes,
+            &spec.service_accounts.workload,
+        ),
+        ("GKE Triton nodes", "Triton Inference Server"),
+    )
+    .distinct(planner);
+    let addons = Addons {
+        horizontal_pod_autoscaling: true,
+        managed_prometheus: true,
+        ..Addons::default()
     };
-    if let Some(adapter_spec) = adapter_spec {
-        let adapter = gcp.service_account(
-            planner,
-            &adapter_spec,
-            "spec.serviceAccounts.metricsAdapter",
-            "metrics",
-            "Custom Metrics Stackdriver Adapter",
-        );
-        gcp.project_role(&adapter, METRICS_ADAPTER_ROLE);
-        gcp.workload_identity(
-            &adapter,
-            &cluster,
-            METRICS_ADAPTER_NAMESPACE,
-            METRICS_ADAPTER_KSA,
-        );
-    }
-    for role in NODE_PROJECT_ROLES {
-        gcp.project_role(&node_account, role);
-    }
-    gcp.workload_identity(
-        &workload_account,
-        &cluster,
-        &namespace,
-        &kubernetes_service_account,
-    );
-    // Bucket names are global, so the project id leads.
-    let bucket = gcp.bucket(
+    let cluster = site.cluster(
+        &mut gcp,
         planner,
-        &spec.bucket,
-        "spec.bucket",
-        &crate::names::shortened(&format!("{}-{name}", spec.project), "-models", 63),
+        addons,
+        &accounts.nodes,
+        Some(SYSTEM_POOL),
+    )?;
+    autoscaling::metrics_adapter(
+        &mut gcp,
+        planner,
+        spec.service_accounts.metrics_adapter.as_ref(),
+        &cluster,
     );
+    accounts.bind(
+        &mut gcp,
+        &cluster,
+        (&namespace, &kubernetes_service_account),
+        &[],
+    );
+    // Bucket names are global, so the project id leads; the suffix survives shortening.
+    let project_name = format!("{}-{}", spec.project, site.name);
+    let default_bucket = crate::names::shortened(&project_name, "-models", 63);
+    let bucket = gcp.bucket(planner, &spec.bucket, "spec.bucket", &default_bucket);
     for role in BUCKET_ROLES {
-        gcp.bucket_role(&bucket, &workload_account, role);
+        gcp.bucket_role(&bucket, &accounts.workload, role);
     }
     gcp.registry(
         planner,
@@ -294,9 +193,9 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             field: "spec.gpuPool",
             scale: Scale::Autoscaling { min: 1, max: 3 },
             disk_size_gb: Some(100),
-            labels: BTreeMap::from([(BLUEPRINT_LABEL.to_string(), name.clone())]),
+            labels: pool_labels(&site.name),
         },
-        &node_account,
+        &accounts.nodes,
     );
     // Pool bounds that cannot work are `node-pool-size` or `blueprint-conflict` findings
     // already; a capacity finding on top would only repeat them.
@@ -357,7 +256,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             GPU_ACCELERATOR_LABEL.to_string(),
             gpu.accelerator.to_string(),
         ),
-        (BLUEPRINT_LABEL.to_string(), name.clone()),
+        (BLUEPRINT_LABEL.to_string(), site.name.clone()),
     ]);
     let autoscaling = autoscaling::plan(
         &spec.autoscaling,
@@ -398,7 +297,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             ingress,
             gateway_api,
             health_check,
-            workload_service_account: workload_account.email,
+            workload_service_account: accounts.workload.email,
             namespace,
             kubernetes_service_account,
         },
