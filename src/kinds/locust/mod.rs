@@ -22,8 +22,8 @@ mod templates;
 mod tests;
 mod tokens;
 
-pub use plan::Plan;
 pub use spec::Spec;
+pub use templates::Plan;
 
 use super::TypedKind;
 use crate::blueprint::Blueprint;
@@ -61,7 +61,7 @@ impl TypedKind for LocustBenchmark {
     }
 
     fn overlay(plan: &Plan, blueprint: &Blueprint<'_>) -> Result<Overlay, TemplateError> {
-        templates::overlay(plan, blueprint)
+        plan.overlay(blueprint)
     }
 
     fn describe(plan: &Plan) -> String {

@@ -1,14 +1,12 @@
 //! Planning a `LocustBenchmark` blueprint: the load generator's GCP blocks on the target's
-//! cluster, the load, and the typed plan the workload template reads.
-
-use serde::Serialize;
+//! cluster and the load, into the typed plan the workload template reads.
 
 use super::spec::{LoadSpec, Spec};
-use super::target::{self, TargetPlan};
-use super::templates::{self, LOCUSTFILE};
-use super::tokens::{self, TokenPlan};
+use super::target;
+use super::templates::{self, LOCUSTFILE, LoadPlan, Plan, ResolvedImages, Workload};
+use super::tokens;
 use crate::gcp::spec::{BucketSpec, ClusterSpec};
-use crate::gcp::{self, Addons, CpuPoolDefaults, IamTarget, Infrastructure, Scale, TaintSpec};
+use crate::gcp::{self, Addons, CpuPoolDefaults, IamTarget, Scale, TaintSpec};
 use crate::kinds::Exposure;
 use crate::names::check_dns_label;
 use crate::overlay::site::{Location, NODE_PROJECT_ROLES, Site};
@@ -21,64 +19,6 @@ pub(super) const LOCATION: Location<'static> = Location::regional("us-central1")
 /// Label and taint of the load generator's pool; the value is the blueprint name, so that
 /// load tests sharing a cluster keep to their own pools.
 const POOL_KEY: &str = "aiml.dev/load-generator";
-
-/// Everything the workload template needs, derived and checked.
-#[derive(Debug, Serialize)]
-pub struct Plan {
-    pub(super) infra: Infrastructure,
-    pub(super) workload: Workload,
-}
-
-#[derive(Debug, Serialize)]
-pub(super) struct Workload {
-    name: String,
-    namespace: String,
-    load_service_account: String,
-    load_account_email: String,
-    runner_service_account: String,
-    runner_account_email: String,
-    pool_key: &'static str,
-    pub(super) target: TargetPlan,
-    pub(super) load: LoadPlan,
-    prompts: String,
-    tokenizer: String,
-    token: Option<TokenPlan>,
-    pubsub_topic: Option<String>,
-    output_bucket: String,
-    project: String,
-    images: ResolvedImages,
-    web_ui: Exposure,
-    runner: Exposure,
-    locustfile: &'static str,
-    runner_metrics: String,
-    config_hash: String,
-}
-
-#[derive(Debug, Serialize)]
-#[allow(
-    clippy::struct_excessive_bools,
-    reason = "one flag, the rest are counts"
-)]
-pub(super) struct LoadPlan {
-    pub(super) users: u32,
-    spawn_rate: u32,
-    duration: u32,
-    pub(super) workers: u32,
-    stop_timeout: u32,
-    request_timeout: u32,
-    max_prompts: u32,
-    max_prompt_length: u32,
-    max_output_length: u32,
-    best_of: u32,
-    use_beam_search: bool,
-}
-
-#[derive(Debug, Serialize)]
-struct ResolvedImages {
-    locust: String,
-    runner: String,
-    exporter: String,
-}
 
 pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     let namespace = spec

@@ -27,8 +27,8 @@ mod templates;
 #[cfg(test)]
 mod tests;
 
-pub use plan::Plan;
 pub use spec::Spec;
+pub use templates::Plan;
 
 use super::TypedKind;
 use crate::blueprint::Blueprint;
@@ -69,7 +69,7 @@ impl TypedKind for TritonServing {
     }
 
     fn overlay(plan: &Plan, blueprint: &Blueprint<'_>) -> Result<Overlay, TemplateError> {
-        templates::overlay(plan, blueprint)
+        plan.overlay(blueprint)
     }
 
     fn describe(plan: &Plan) -> String {

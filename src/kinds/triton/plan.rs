@@ -1,16 +1,15 @@
-//! Planning a `TritonServing` blueprint: the GCP blocks of the recipe, the checks, and the
-//! typed plan the workload template reads.
+//! Planning a `TritonServing` blueprint: the GCP blocks of the recipe and the checks, into
+//! the typed plan the workload template reads.
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
-use super::autoscaling::{self, AutoscalingPlan};
-use super::ingress::{self, GatewayApiPlan, IngressPlan};
+use super::autoscaling;
+use super::ingress;
 use super::spec::{Framework, IngressApi, Spec};
-use crate::accelerator::{self, GpuPlan, GpuSpec};
+use super::templates::{HealthCheckPlan, Plan, TritonPlan, Workload};
+use crate::accelerator::{self, GpuSpec};
 use crate::catalog::GPU_ACCELERATOR_LABEL;
-use crate::gcp::{self, Addons, GpuPoolDefaults, Infrastructure, Scale};
+use crate::gcp::{self, Addons, GpuPoolDefaults, Scale};
 use crate::names::check_dns_label;
 use crate::overlay::site::{Accounts, BLUEPRINT_LABEL, Location, SYSTEM_POOL, Site, pool_labels};
 use crate::overlay::stanzas;
@@ -40,48 +39,6 @@ const HEALTH_CHECK_IMAGE: &str = "curlimages/curl:8.11.1";
 /// Triton's ports, as both references use them.
 pub(super) const HTTP_PORT: u16 = 8000;
 pub(super) const GRPC_PORT: u16 = 8001;
-
-/// Everything the workload templates need, derived and checked.
-#[derive(Debug, Serialize)]
-pub struct Plan {
-    pub(super) infra: Infrastructure,
-    pub(super) workload: Workload,
-    pub(super) gpu: GpuPlan,
-}
-
-#[derive(Debug, Serialize)]
-pub(super) struct Workload {
-    namespace: String,
-    kubernetes_service_account: String,
-    workload_service_account: String,
-    triton: TritonPlan,
-    pub(super) autoscaling: AutoscalingPlan,
-    pub(super) ingress: Option<IngressPlan>,
-    pub(super) gateway_api: Option<GatewayApiPlan>,
-    pub(super) health_check: Option<HealthCheckPlan>,
-}
-
-#[derive(Debug, Serialize)]
-struct TritonPlan {
-    name: String,
-    image: String,
-    args: Vec<String>,
-    gpus_per_pod: u32,
-    cpu: String,
-    memory: String,
-    node_selector: BTreeMap<String, String>,
-    http_port: u16,
-    grpc_port: u16,
-    /// `<name>.<namespace>.svc.cluster.local`.
-    host: String,
-}
-
-#[derive(Debug, Serialize)]
-pub(super) struct HealthCheckPlan {
-    name: String,
-    image: &'static str,
-    url: String,
-}
 
 /// Service names are DNS-1035 labels: a DNS-1123 label that starts with a letter.
 pub(super) fn check_service_name(name: &str) -> Result<(), String> {
