@@ -29,6 +29,13 @@ pub const NODE_PROJECT_ROLES: &[&str] = &[
     "roles/artifactregistry.reader",
 ];
 
+/// Roles on a blueprint's bucket for accounts that use its data: read and write objects, and
+/// read the bucket's metadata (which `gcsfs` and TensorFlow's file system ask for).
+pub const BUCKET_USER_ROLES: &[&str] = &[
+    "roles/storage.legacyBucketReader",
+    "roles/storage.objectUser",
+];
+
 /// The system pool of a cluster a blueprint creates; kinds change what they need with
 /// `..SYSTEM_POOL`.
 pub const SYSTEM_POOL: CpuPoolDefaults<'static> = CpuPoolDefaults {

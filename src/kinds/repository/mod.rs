@@ -62,8 +62,6 @@ const MAX_FILES: usize = 500;
 /// minijinja fuel of one template render: far above any real kind, low enough that a runaway
 /// loop stops in well under a second.
 const FUEL: u64 = 5_000_000;
-/// Node label that ties pods to this blueprint's node pools (as the built-in kinds do).
-const BLUEPRINT_LABEL: &str = "aiml.dev/blueprint";
 /// Region of a blueprint whose kind and spec name none.
 const DEFAULT_REGION: &str = "us-central1";
 

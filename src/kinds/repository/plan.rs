@@ -9,15 +9,17 @@ use serde_json::Value as Json;
 
 use super::definition::Accelerator;
 use super::spec::SharedSpec;
-use super::{BLUEPRINT_LABEL, DEFAULT_REGION, Inner};
+use super::{DEFAULT_REGION, Inner};
 use crate::accelerator::{self, GpuPlan, TpuPlan, TpuSupport};
 use crate::blueprint::Blueprint;
-use crate::catalog::{GPU_ACCELERATOR_LABEL, TPU_ACCELERATOR_LABEL, TPU_TOPOLOGY_LABEL};
-use crate::gcp::{self, Addons, ClusterOptions, CpuPoolDefaults, Gcp, GpuPoolDefaults, Scale};
+use crate::catalog::GPU_ACCELERATOR_LABEL;
+use crate::gcp::{self, Addons, GpuPoolDefaults, Scale};
 use crate::kinds::{Compiled, Spec};
-use crate::names::check_dns_label;
-use crate::overlay::Plane;
-use crate::overlay::{Overlay, TemplateError};
+use crate::overlay::site::{
+    Accounts, BLUEPRINT_LABEL, BUCKET_USER_ROLES, Location, SYSTEM_POOL, Site, pool_labels,
+    tpu_node_selector,
+};
+use crate::overlay::{Overlay, Plane, TemplateError, stanzas};
 use crate::plan::{Exports, Planner};
 
 /// A blueprint of a repository kind, read.
@@ -77,38 +79,14 @@ pub(super) struct BucketContext {
     pub(super) url: String,
 }
 
-/// Project roles of the node service account: GKE's minimal node role and image pulls.
-pub(super) const NODE_PROJECT_ROLES: &[&str] = &[
-    "roles/container.defaultNodeServiceAccount",
-    "roles/artifactregistry.reader",
-];
-/// Roles of the workload account on the blueprint's bucket.
-pub(super) const BUCKET_ROLES: &[&str] = &[
-    "roles/storage.legacyBucketReader",
-    "roles/storage.objectUser",
-];
-
 impl RepositorySpec {
-    fn region_and_zone(&self, borrowed: Option<&crate::plan::ClusterExport>) -> (String, String) {
-        let spec = &self.shared;
+    /// The kind's region and zone (its zone goes with its region); a zonal cluster.
+    fn location(&self) -> Location<'_> {
         let definition = &self.kind.definition;
-        let region = spec
-            .region
-            .clone()
-            .or_else(|| borrowed.map(|c| c.region.clone()))
-            .or_else(|| definition.region.clone())
-            .unwrap_or_else(|| DEFAULT_REGION.to_string());
-        let zone = spec.zone.clone().unwrap_or_else(|| {
-            if let Some(cluster) = borrowed.filter(|c| crate::names::zone(&c.location).is_ok()) {
-                return cluster.location.clone();
-            }
-            match &definition.zone {
-                // The kind's zone goes with the kind's region.
-                Some(zone) if spec.region.is_none() && borrowed.is_none() => zone.clone(),
-                _ => format!("{region}-a"),
-            }
-        });
-        (region, zone)
+        Location {
+            zone: definition.zone.as_deref(),
+            ..Location::zonal(definition.region.as_deref().unwrap_or(DEFAULT_REGION), "a")
+        }
     }
 
     #[expect(
@@ -123,22 +101,7 @@ impl RepositorySpec {
         let kind = &self.kind;
         let definition = &kind.definition;
         let name = planner.name().to_string();
-        let borrowed = spec
-            .cluster
-            .blueprint
-            .as_deref()
-            .and_then(|other| planner.peek(other))
-            .and_then(|exported| exported.exports.cluster.clone());
-        let (region, zone) = self.region_and_zone(borrowed.as_ref());
-        let mut gcp = Gcp::new(
-            planner,
-            gcp::SiteSpec {
-                project: &spec.project,
-                region: &region,
-                zone: &zone,
-                config_connector: &spec.config_connector,
-            },
-        );
+        let (site, mut gcp) = Site::open(planner, stanzas!(spec), &self.location());
         let tpu = match (&definition.accelerator, &spec.tpu) {
             (Accelerator::Tpu, Some(tpu)) => Some(accelerator::resolve_tpu(
                 planner,
@@ -155,78 +118,43 @@ impl RepositorySpec {
             (Accelerator::Gpu, Some(gpu)) => Some(accelerator::resolve_gpu(planner, gpu)?),
             _ => None,
         };
-        let namespace = spec.namespace.clone().unwrap_or_else(|| name.clone());
-        let kubernetes_service_account = spec
-            .kubernetes_service_account
-            .clone()
-            .or_else(|| definition.kubernetes_service_account.clone())
-            .unwrap_or_else(|| "workload".into());
-        for (field, value) in [
-            ("spec.namespace", &namespace),
-            ("spec.kubernetesServiceAccount", &kubernetes_service_account),
-        ] {
-            planner.check_name(gcp::rule::KUBERNETES_NAME, field, value, check_dns_label);
-        }
-        let node_account = gcp.service_account(
+        let (namespace, kubernetes_service_account) = site.names(
             planner,
-            &spec.service_accounts.nodes,
-            "spec.serviceAccounts.nodes",
-            "node",
-            &format!("GKE {} nodes", kind.name),
+            definition
+                .kubernetes_service_account
+                .as_deref()
+                .unwrap_or("workload"),
         );
-        let workload_account = gcp.service_account(
+        let accounts = Accounts::plan(
+            &mut gcp,
             planner,
-            &spec.service_accounts.workload,
-            "spec.serviceAccounts.workload",
-            "wi",
-            &format!("{} workloads", kind.name),
-        );
-        Gcp::require_distinct_accounts(planner, &node_account, &workload_account);
-        let cluster = gcp.cluster(
+            (
+                &spec.service_accounts.nodes,
+                &spec.service_accounts.workload,
+            ),
+            (
+                &format!("GKE {} nodes", kind.name),
+                &format!("{} workloads", kind.name),
+            ),
+        )
+        .distinct(planner);
+        let cluster = site.cluster(
+            &mut gcp,
             planner,
-            &spec.cluster,
-            &spec.network,
-            ClusterOptions {
-                default_location: &zone,
-                addons: Addons::default(),
-            },
-            &node_account,
+            Addons::default(),
+            &accounts.nodes,
+            Some(SYSTEM_POOL),
         )?;
-        if cluster.owned {
-            gcp.cpu_pool(
-                planner,
-                &cluster,
-                &spec.cluster.cpu_pool,
-                CpuPoolDefaults {
-                    name: "cpu-pool",
-                    field: "spec.cluster.cpuPool",
-                    machine_type: "e2-standard-4",
-                    scale: Scale::Autoscaling { min: 1, max: 3 },
-                    disk_size_gb: Some(100),
-                    labels: &[("default-node-pool", "true")],
-                    taints: &[],
-                },
-                &node_account,
-            );
-        }
-        for role in NODE_PROJECT_ROLES {
-            gcp.project_role(&node_account, role);
-        }
-        gcp.workload_identity(
-            &workload_account,
+        accounts.bind(
+            &mut gcp,
             &cluster,
-            &namespace,
-            &kubernetes_service_account,
+            (&namespace, &kubernetes_service_account),
+            &[],
         );
         let bucket = definition.bucket.then(|| {
-            let bucket = gcp.bucket(
-                planner,
-                &spec.bucket,
-                "spec.bucket",
-                &crate::names::shortened(&format!("{}-{name}", spec.project), "", 63),
-            );
-            for role in BUCKET_ROLES {
-                gcp.bucket_role(&bucket, &workload_account, role);
+            let bucket = gcp.bucket(planner, &spec.bucket, "spec.bucket", &site.bucket_name(""));
+            for role in BUCKET_USER_ROLES {
+                gcp.bucket_role(&bucket, &accounts.workload, role);
             }
             BucketContext {
                 url: bucket.url(),
@@ -236,17 +164,12 @@ impl RepositorySpec {
         if planner.has_errors() {
             return None;
         }
-        let pool_labels = BTreeMap::from([(BLUEPRINT_LABEL.to_string(), name.clone())]);
+        let pool_labels = pool_labels(&name);
         let mut node_selector = BTreeMap::new();
         let mut description = "no accelerator".to_string();
         if let Some(tpu) = &tpu {
-            gcp.tpu_pools(&cluster, tpu, &node_account, &pool_labels);
-            node_selector.insert(
-                TPU_ACCELERATOR_LABEL.to_string(),
-                tpu.accelerator.to_string(),
-            );
-            node_selector.insert(TPU_TOPOLOGY_LABEL.to_string(), tpu.topology.clone());
-            node_selector.insert(BLUEPRINT_LABEL.to_string(), name.clone());
+            gcp.tpu_pools(&cluster, tpu, &accounts.nodes, &pool_labels);
+            node_selector = tpu_node_selector(tpu, &name);
             description = format!("{} x {} ({})", tpu.slices, tpu.type_name, tpu.topology);
         }
         let gpu = gpu.map(|gpu| {
@@ -262,7 +185,7 @@ impl RepositorySpec {
                     disk_size_gb: Some(100),
                     labels: pool_labels.clone(),
                 },
-                &node_account,
+                &accounts.nodes,
             );
             node_selector.insert(
                 GPU_ACCELERATOR_LABEL.to_string(),
@@ -286,11 +209,11 @@ impl RepositorySpec {
             name,
             namespace,
             project: spec.project.clone(),
-            region,
-            zone,
+            region: site.region,
+            zone: site.zone,
             kubernetes_service_account,
-            workload_service_account: workload_account.email,
-            node_service_account: node_account.email,
+            workload_service_account: accounts.workload.email,
+            node_service_account: accounts.nodes.email,
             cluster: ClusterContext {
                 name: cluster.name,
                 location: cluster.location,
@@ -308,15 +231,7 @@ impl RepositorySpec {
 
 impl Spec for RepositorySpec {
     fn exports(&self, blueprint: &Blueprint<'_>) -> Exports {
-        let (region, zone) = self.region_and_zone(None);
-        gcp::cluster_exports(
-            blueprint.name,
-            &self.shared.project,
-            &self.shared.config_connector,
-            &self.shared.cluster,
-            &region,
-            &zone,
-        )
+        stanzas!(self.shared).exports(blueprint.name, &self.location())
     }
 
     fn compile(&self, planner: &mut Planner<'_>) -> Result<Option<Compiled>, TemplateError> {

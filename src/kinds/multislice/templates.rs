@@ -1,0 +1,80 @@
+//! What the `multislice/workload.yaml` template sees, and the overlay made from it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::accelerator::TpuPlan;
+use crate::blueprint::Blueprint;
+use crate::gcp::Infrastructure;
+use crate::overlay::{Overlay, TemplateError};
+
+/// Everything the workload templates need, derived and checked.
+#[derive(Debug, Serialize)]
+pub struct Plan {
+    pub(super) infra: Infrastructure,
+    pub(super) workload: Workload,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct Workload {
+    pub(super) name: String,
+    pub(super) namespace: String,
+    pub(super) kubernetes_service_account: String,
+    pub(super) workload_service_account: String,
+    pub(super) tpu: TpuPlan,
+    pub(super) node_selector: BTreeMap<String, String>,
+    pub(super) kueue: KueuePlan,
+    pub(super) training: TrainingPlan,
+    pub(super) tensorboard: Option<TensorboardPlan>,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct KueuePlan {
+    pub(super) cluster_queue: String,
+    pub(super) local_queue: String,
+    pub(super) flavor: String,
+    pub(super) priority_classes: Vec<PriorityClassPlan>,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct PriorityClassPlan {
+    pub(super) name: String,
+    pub(super) value: i64,
+    pub(super) description: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct TrainingPlan {
+    pub(super) name: String,
+    pub(super) image: String,
+    pub(super) command: Vec<String>,
+    pub(super) args: Vec<String>,
+    pub(super) env: Vec<EnvVar>,
+    pub(super) max_restarts: u32,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct EnvVar {
+    pub(super) name: String,
+    pub(super) value: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct TensorboardPlan {
+    pub(super) name: String,
+    pub(super) image: String,
+    pub(super) command: Vec<String>,
+}
+
+impl Plan {
+    /// The GCP objects and the workload cluster's objects.
+    pub(super) fn overlay(&self, blueprint: &Blueprint<'_>) -> Result<Overlay, TemplateError> {
+        Overlay::with_workload(
+            blueprint,
+            &self.infra,
+            "multislice/workload.yaml",
+            &self.workload,
+        )
+    }
+}

@@ -1,0 +1,444 @@
+//! Planning a `SaxServing` blueprint: the shared site recipe, the model and its serving
+//! configuration, the Saxml pools, buckets and proxy, checked.
+
+use super::TypedKind;
+use super::serving::{fits, serving_config};
+use super::spec::Spec;
+use super::templates::{
+    ConverterPlan, ModelPlan, Plan, PoolSelectors, ProxyPlan, ResolvedImages, Workload,
+};
+use super::{SaxServing, models};
+use crate::accelerator::{self, TpuSupport};
+use crate::catalog::TpuFamily;
+use crate::gcp::spec::NodePoolSpec;
+use crate::gcp::{self, Addons, CpuPoolDefaults, Scale, TaintSpec};
+use crate::kinds::Exposure;
+use crate::overlay::site::{Accounts, Location, SYSTEM_POOL, Site, pool_labels, tpu_node_selector};
+use crate::overlay::stanzas;
+use crate::plan::Planner;
+
+/// APIs the kind needs beyond those its blocks enable.
+const SERVICES: &[&str] = &[
+    "artifactregistry.googleapis.com",
+    "logging.googleapis.com",
+    "monitoring.googleapis.com",
+];
+
+/// The proxy is reachable from the VPC unless the blueprint says otherwise.
+const PROXY_EXPOSURE: Exposure = Exposure::Internal;
+
+const ADMIN_POOL_KEY: &str = "saxml-admin-node-pool";
+const PROXY_POOL_KEY: &str = "saxml-proxy-node-pool";
+const AUXILIARY_POOL_KEY: &str = "saxml-auxiliary-node-pool";
+
+/// Where the TPU generation is offered: the default region and zone. A new cluster is
+/// regional; a borrowed cluster lends its location only when the spec names no region.
+pub(super) fn location(spec: &Spec) -> Location<'static> {
+    let family = crate::catalog::tpu_slice(&spec.tpu.type_, None)
+        .ok()
+        .map(|slice| slice.family);
+    let (region, zone) = match family {
+        Some(TpuFamily::V4) => ("us-central2", "us-central2-b"),
+        Some(TpuFamily::V5p | TpuFamily::V6e) => ("us-east5", "us-east5-a"),
+        _ => ("us-west4", "us-west4-a"),
+    };
+    Location {
+        zone: Some(zone),
+        borrow_without_region_only: true,
+        ..Location::regional(region)
+    }
+}
+
+pub(super) fn cell_name(spec: &Spec, blueprint: &str) -> String {
+    spec.saxml.cell.clone().unwrap_or_else(|| {
+        // Sax names start with a letter.
+        if blueprint.starts_with(|c: char| c.is_ascii_digit()) {
+            format!("sax-{blueprint}")
+        } else {
+            blueprint.to_string()
+        }
+    })
+}
+
+pub(super) fn proxy_service(blueprint: &str) -> String {
+    format!("{blueprint}-http")
+}
+
+pub(super) fn release_image(component: &str) -> String {
+    format!("{}/sax-{component}:v1.2.0", models::RELEASE_REGISTRY)
+}
+
+/// The tag of an image reference (`None` for a digest or no tag).
+pub(super) fn tag_of(image: &str) -> Option<&str> {
+    if image.contains('@') {
+        return None;
+    }
+    let last = image.rsplit('/').next().unwrap_or(image);
+    last.split_once(':').map(|(_, tag)| tag)
+}
+
+#[allow(clippy::too_many_lines, reason = "one recipe, read top to bottom")]
+pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
+    let name = planner.name().to_string();
+    // On another blueprint's cluster, its region and zone are the defaults.
+    let (site, mut gcp) = Site::open(planner, stanzas!(spec), &location(spec));
+    let tpu = accelerator::resolve_tpu(
+        planner,
+        &spec.tpu,
+        TpuSupport {
+            kind: SaxServing::NAME,
+            families: &[TpuFamily::V4, TpuFamily::V5e],
+            multislice: false,
+        },
+    );
+    let (namespace, kubernetes_service_account) = site.names(planner, "saxml");
+    let cell = cell_name(spec, &name);
+    planner.check_name(
+        gcp::rule::KUBERNETES_NAME,
+        "spec.saxml.cell",
+        &cell,
+        check_sax_name,
+    );
+
+    // The model and how it is served.
+    let model = match models::model(&spec.model.name) {
+        Some(model) => Some(model),
+        None => {
+            let names: Vec<&str> = models::MODELS.iter().map(|m| m.name).collect();
+            let d = planner.error(
+                gcp::rule::CONFLICT,
+                "spec.model.name",
+                format!("unknown model `{}`", spec.model.name),
+            );
+            d.expected = Some(format!("one of `{}`", names.join("`, `")));
+            d.fix = crate::catalog::closest(&spec.model.name, names.iter().copied())
+                .map(|best| format!("did you mean `{best}`?"));
+            None
+        }
+    };
+    let replicas = spec.model.replicas.unwrap_or(1);
+    if !(1..=accelerator::MAX_SLICES).contains(&replicas) {
+        let d = planner.error(
+            gcp::rule::NODE_POOL_SIZE,
+            "spec.model.replicas",
+            format!(
+                "`replicas` must be between 1 and {}: each is a TPU slice",
+                accelerator::MAX_SLICES
+            ),
+        );
+        d.found = Some(replicas.to_string());
+    }
+    let images = ResolvedImages {
+        admin_server: spec
+            .saxml
+            .images
+            .admin_server
+            .clone()
+            .unwrap_or_else(|| release_image("admin-server")),
+        model_server: spec
+            .saxml
+            .images
+            .model_server
+            .clone()
+            .unwrap_or_else(|| release_image("model-server")),
+        util: spec
+            .saxml
+            .images
+            .util
+            .clone()
+            .unwrap_or_else(|| release_image("util")),
+        http: spec
+            .saxml
+            .images
+            .http
+            .clone()
+            .unwrap_or_else(|| format!("{}/sax-http:v1.0.0", models::RELEASE_REGISTRY)),
+    };
+    for (field, image) in [
+        ("spec.saxml.images.adminServer", &images.admin_server),
+        ("spec.saxml.images.modelServer", &images.model_server),
+        ("spec.saxml.images.util", &images.util),
+        ("spec.saxml.images.http", &images.http),
+    ] {
+        planner.check_image(field, image);
+    }
+    if let Some(date) = &spec.saxml.source_date
+        && !models::is_date(date)
+    {
+        let d = planner.error(
+            gcp::rule::CONFLICT,
+            "spec.saxml.sourceDate",
+            format!("`{date}` is not a date"),
+        );
+        d.expected =
+            Some("`YYYY-MM-DD`, the date of the Saxml commit the images were built from".into());
+    }
+    // A model too large for the slice has no configuration either: one finding says why.
+    let serving_config = match (model, &tpu) {
+        (Some(model), Some(tpu)) if fits(planner, model, tpu) => {
+            serving_config(spec, planner, model, tpu, &images)
+        }
+        _ => None,
+    };
+
+    // GCP: a regional cluster with a system pool and the Saxml pools.
+    for service in SERVICES {
+        gcp.api(service);
+    }
+    let accounts = Accounts::plan(
+        &mut gcp,
+        planner,
+        (
+            &spec.service_accounts.nodes,
+            &spec.service_accounts.workload,
+        ),
+        ("GKE Saxml nodes", "Saxml workloads"),
+    );
+    let addons = Addons {
+        gcs_fuse: true,
+        horizontal_pod_autoscaling: true,
+        http_load_balancing: spec.proxy.expose.unwrap_or(PROXY_EXPOSURE) != Exposure::Cluster,
+        // Load tests on this cluster (and serving dashboards) scrape with it.
+        managed_prometheus: true,
+    };
+    // A borrowed or existing cluster keeps its system pool; the Saxml pools are this
+    // blueprint's wherever it runs.
+    let system_pool = CpuPoolDefaults {
+        name: "system-pool",
+        machine_type: "n1-standard-8",
+        disk_size_gb: Some(200),
+        labels: &[],
+        ..SYSTEM_POOL
+    };
+    let cluster = site.cluster(
+        &mut gcp,
+        planner,
+        addons,
+        &accounts.nodes,
+        Some(system_pool),
+    )?;
+    let converter_machine = model.map_or("n2-highmem-16", |m| m.converter_machine);
+    let converter_disk = model.map_or(200, |m| m.converter_scratch_gb + 100);
+    let pools: [(&NodePoolSpec, CpuPoolDefaults<'_>); 3] = [
+        (
+            &spec.pools.admin,
+            CpuPoolDefaults {
+                name: "saxml-admin-pool",
+                field: "spec.pools.admin",
+                machine_type: "n1-standard-8",
+                scale: Scale::Fixed { nodes: 1 },
+                disk_size_gb: Some(100),
+                labels: &[(ADMIN_POOL_KEY, "true")],
+                taints: &[TaintSpec {
+                    key: ADMIN_POOL_KEY,
+                    value: "true",
+                }],
+            },
+        ),
+        (
+            &spec.pools.proxy,
+            CpuPoolDefaults {
+                name: "saxml-proxy-pool",
+                field: "spec.pools.proxy",
+                machine_type: "n1-standard-8",
+                scale: Scale::Autoscaling { min: 1, max: 3 },
+                disk_size_gb: Some(100),
+                labels: &[(PROXY_POOL_KEY, "true")],
+                taints: &[TaintSpec {
+                    key: PROXY_POOL_KEY,
+                    value: "true",
+                }],
+            },
+        ),
+        (
+            &spec.pools.auxiliary,
+            CpuPoolDefaults {
+                name: "saxml-auxiliary-pool",
+                field: "spec.pools.auxiliary",
+                machine_type: converter_machine,
+                scale: Scale::Autoscaling { min: 0, max: 1 },
+                disk_size_gb: Some(converter_disk),
+                labels: &[(AUXILIARY_POOL_KEY, "true")],
+                taints: &[TaintSpec {
+                    key: AUXILIARY_POOL_KEY,
+                    value: "true",
+                }],
+            },
+        ),
+    ];
+    for (pool_spec, defaults) in pools {
+        gcp.cpu_pool(planner, &cluster, pool_spec, defaults, &accounts.nodes);
+    }
+    accounts.bind(
+        &mut gcp,
+        &cluster,
+        (&namespace, &kubernetes_service_account),
+        &[],
+    );
+    let admin_bucket = gcp.bucket(
+        planner,
+        &spec.buckets.admin,
+        "spec.buckets.admin",
+        &crate::names::shortened(&format!("{}-{name}-admin", spec.project), "", 63),
+    );
+    let checkpoint_bucket = gcp.bucket(
+        planner,
+        &spec.buckets.checkpoints,
+        "spec.buckets.checkpoints",
+        &crate::names::shortened(&format!("{}-{name}-models", spec.project), "", 63),
+    );
+    // The admin server and model servers keep Sax's state in the admin bucket; model
+    // servers read checkpoints; the converter writes them.
+    for (bucket, role) in [
+        (&admin_bucket, "roles/storage.objectUser"),
+        (&admin_bucket, "roles/storage.legacyBucketReader"),
+        (&checkpoint_bucket, "roles/storage.objectUser"),
+        (&checkpoint_bucket, "roles/storage.legacyBucketReader"),
+    ] {
+        gcp.bucket_role(bucket, &accounts.workload, role);
+    }
+    let registry = gcp.registry(
+        planner,
+        &spec.registry,
+        "spec.registry",
+        "Saxml and checkpoint-converter images",
+    );
+    // Load tests of this blueprint publish here ([`Exports::metrics_topic`]); each grants
+    // its own publisher.
+    gcp.metrics_sink(
+        planner,
+        &spec.performance_testing,
+        "spec.performanceTesting",
+        true,
+        spec.project_number.as_deref(),
+    );
+
+    let tpu = tpu?;
+    let model = model?;
+    let serving_config = serving_config?;
+    if planner.has_errors() {
+        return None;
+    }
+    gcp.slice_pools(
+        &cluster,
+        &tpu,
+        replicas,
+        false,
+        &accounts.nodes,
+        &pool_labels(&name),
+    );
+
+    let sax_root = format!("{}/sax-root", admin_bucket.url());
+    let model_id = format!("/sax/{cell}/{}", models::sax_model_name(model.name));
+    let pax_checkpoint = format!("{}/{}/pax", checkpoint_bucket.url(), model.name);
+    let converter = spec.converter.enabled.unwrap_or(true).then(|| {
+        let image = spec.converter.image.clone().unwrap_or_else(|| {
+            let tag = tag_of(&images.model_server).unwrap_or("v1.2.0");
+            format!("{}/checkpoint-converter:{tag}", registry.url)
+        });
+        planner.check_image("spec.converter.image", &image);
+        ConverterPlan {
+            image,
+            size: model.converter_size,
+            memory: model.converter_memory,
+            scratch: format!("{}Gi", model.converter_scratch_gb),
+            meta_checkpoint: spec
+                .model
+                .meta_checkpoint
+                .clone()
+                .unwrap_or_else(|| format!("{}/{}/meta", checkpoint_bucket.url(), model.name)),
+            pax_checkpoint: pax_checkpoint.clone(),
+        }
+    });
+    if let Some(checkpoint) = &spec.model.meta_checkpoint
+        && !checkpoint.starts_with("gs://")
+    {
+        let d = planner.error(
+            gcp::rule::CONFLICT,
+            "spec.model.metaCheckpoint",
+            "the Meta checkpoint is read from Cloud Storage",
+        );
+        d.expected = Some("`gs://<bucket>/<folder>`".into());
+    }
+    let (min, max, cpu_utilization) = spec.proxy.autoscaling.map_or((1, 3, 70), |a| {
+        (
+            a.min_replicas,
+            a.max_replicas,
+            a.cpu_utilization.unwrap_or(70),
+        )
+    });
+    if min == 0 || min > max || max > 1_000 {
+        let d = planner.error(
+            gcp::rule::NODE_POOL_SIZE,
+            "spec.proxy.autoscaling",
+            format!("proxy autoscaling from {min} to {max} pods cannot work"),
+        );
+        d.expected = Some("`1 ≤ minReplicas ≤ maxReplicas ≤ 1000`".into());
+    }
+    if !(1..=100).contains(&cpu_utilization) {
+        let d = planner.error(
+            gcp::rule::NODE_POOL_SIZE,
+            "spec.proxy.autoscaling.cpuUtilization",
+            format!("a CPU utilisation target of {cpu_utilization}% cannot work"),
+        );
+        d.expected = Some("a percentage from 1 to 100".into());
+    }
+    if planner.has_errors() {
+        return None;
+    }
+    let node_selector = tpu_node_selector(&tpu, &name);
+    let platform_chip = tpu
+        .family
+        .and_then(models::platform_chip)
+        .unwrap_or("tpuv5e");
+    Some(Plan {
+        infra: gcp.finish(),
+        workload: Workload {
+            parameters: format!("{name}-saxml"),
+            sax_root,
+            admin_bucket: admin_bucket.name,
+            model: ModelPlan {
+                id: model_id,
+                serving_config,
+                checkpoint: format!("{pax_checkpoint}/checkpoint_00000000"),
+                replicas,
+            },
+            converter,
+            proxy: ProxyPlan {
+                service: proxy_service(&name),
+                min,
+                max,
+                cpu_utilization,
+                expose: spec.proxy.expose.unwrap_or(PROXY_EXPOSURE),
+            },
+            pools: PoolSelectors {
+                admin: ADMIN_POOL_KEY,
+                proxy: PROXY_POOL_KEY,
+                auxiliary: AUXILIARY_POOL_KEY,
+            },
+            workload_service_account: accounts.workload.email,
+            platform_chip,
+            node_selector,
+            replicas,
+            images,
+            tpu,
+            cell,
+            namespace,
+            kubernetes_service_account,
+            name,
+        },
+    })
+}
+
+/// Sax names: a lowercase letter, then lowercase letters, digits, `-` and `_`.
+fn check_sax_name(name: &str) -> Result<(), String> {
+    let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    if valid {
+        Ok(())
+    } else {
+        Err("Sax names start with a lowercase letter, then letters, digits, `-` or `_`".into())
+    }
+}

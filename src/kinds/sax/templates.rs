@@ -1,0 +1,90 @@
+//! What the `sax/workload.yaml` template sees, and the overlay made from it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::accelerator::TpuPlan;
+use crate::blueprint::Blueprint;
+use crate::gcp::Infrastructure;
+use crate::kinds::Exposure;
+use crate::overlay::{Overlay, TemplateError};
+
+/// Everything the workload template needs, derived and checked.
+#[derive(Debug, Serialize)]
+pub struct Plan {
+    pub(super) infra: Infrastructure,
+    pub(super) workload: Workload,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct Workload {
+    pub(super) name: String,
+    pub(super) namespace: String,
+    pub(super) kubernetes_service_account: String,
+    pub(super) workload_service_account: String,
+    pub(super) parameters: String,
+    pub(super) cell: String,
+    pub(super) sax_root: String,
+    pub(super) admin_bucket: String,
+    pub(super) tpu: TpuPlan,
+    pub(super) platform_chip: &'static str,
+    pub(super) node_selector: BTreeMap<String, String>,
+    pub(super) replicas: u32,
+    pub(super) images: ResolvedImages,
+    pub(super) model: ModelPlan,
+    pub(super) converter: Option<ConverterPlan>,
+    pub(super) proxy: ProxyPlan,
+    pub(super) pools: PoolSelectors,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct ResolvedImages {
+    pub(super) admin_server: String,
+    pub(super) model_server: String,
+    pub(super) util: String,
+    pub(super) http: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct ModelPlan {
+    /// `/sax/<cell>/<model>`.
+    pub(super) id: String,
+    pub(super) serving_config: String,
+    pub(super) checkpoint: String,
+    pub(super) replicas: u32,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct ConverterPlan {
+    pub(super) image: String,
+    pub(super) size: &'static str,
+    pub(super) memory: &'static str,
+    pub(super) scratch: String,
+    pub(super) meta_checkpoint: String,
+    pub(super) pax_checkpoint: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct ProxyPlan {
+    pub(super) service: String,
+    pub(super) min: u32,
+    pub(super) max: u32,
+    pub(super) cpu_utilization: u32,
+    pub(super) expose: Exposure,
+}
+
+/// Labels and taints that keep each Saxml role on its pool.
+#[derive(Debug, Serialize)]
+pub(super) struct PoolSelectors {
+    pub(super) admin: &'static str,
+    pub(super) proxy: &'static str,
+    pub(super) auxiliary: &'static str,
+}
+
+impl Plan {
+    /// The GCP objects and the workload cluster's objects.
+    pub(super) fn overlay(&self, blueprint: &Blueprint<'_>) -> Result<Overlay, TemplateError> {
+        Overlay::with_workload(blueprint, &self.infra, "sax/workload.yaml", &self.workload)
+    }
+}
