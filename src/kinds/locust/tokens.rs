@@ -17,13 +17,7 @@ pub(super) enum TokenPlan {
 
 /// Hugging Face repository ids: `name` or `owner/name`.
 pub(super) fn check_tokenizer(planner: &mut Planner<'_>, tokenizer: &str) {
-    let part_ok = |part: &str| {
-        !part.is_empty()
-            && part.len() <= 96
-            && part
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-    };
+    let part_ok = |part: &str| spelled(part, 96, b"-_.");
     let valid = match tokenizer.split_once('/') {
         Some((owner, model)) => part_ok(owner) && part_ok(model),
         None => part_ok(tokenizer),
@@ -38,6 +32,17 @@ pub(super) fn check_tokenizer(planner: &mut Planner<'_>, tokenizer: &str) {
     }
 }
 
+/// 1 to `max` bytes, each an ASCII letter or digit or one of `extra`.
+pub(super) fn spelled(text: &str, max: usize, extra: &[u8]) -> bool {
+    !text.is_empty()
+        && text.len() <= max
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || extra.contains(&b))
+}
+
+/// The Hugging Face token as the load generator reads it, with the grant a Secret Manager
+/// secret needs; `None` (with findings) when it is not referenced exactly once.
 pub(super) fn token_plan(
     spec: &Spec,
     planner: &mut Planner<'_>,
@@ -54,11 +59,7 @@ pub(super) fn token_plan(
                 &secret.name,
                 check_dns_label,
             );
-            let key_ok = !key.is_empty()
-                && key
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
-            if !key_ok {
+            if !spelled(&key, usize::MAX, b"-_.") {
                 let d = planner.error(
                     gcp::rule::KUBERNETES_NAME,
                     "spec.huggingFaceToken.secret.key",
@@ -77,13 +78,7 @@ pub(super) fn token_plan(
                 .clone()
                 .unwrap_or_else(|| spec.project.clone());
             let version = manager.version.clone().unwrap_or_else(|| "latest".into());
-            let id_ok = !manager.secret.is_empty()
-                && manager.secret.len() <= 255
-                && manager
-                    .secret
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-            if !id_ok {
+            if !spelled(&manager.secret, 255, b"-_") {
                 let d = planner.error(
                     gcp::rule::RESOURCE_NAME,
                     "spec.huggingFaceToken.secretManager.secret",
