@@ -11,8 +11,11 @@
 //! Built-in kinds implement [`TypedKind`]; the [`Registry`] holds them as [`Kind`] trait
 //! objects, registered at run time, so kinds a repository defines under `kinds/<Kind>/`
 //! ([`mod@repository`]) join through the same interface ([`Registry::for_repository`]). To add a
-//! built-in kind: a module here with `spec`, `plan` and `templates/`, and one `register` line
-//! in [`Registry::builtin`].
+//! built-in kind: a folder here with `mod.rs` (the kind, its [`TypedKind`] implementation and
+//! rules), `spec.rs`, `plan.rs`, `templates.rs` and `templates/`, and one `register` line in
+//! [`Registry::builtin`]. What every kind repeats around its workload (location defaults,
+//! cluster exports, accounts, the cluster and its system pool, Workload Identity) is
+//! [`crate::overlay::site`]; a kind writes only what is its own.
 
 pub mod locust;
 pub mod multislice;

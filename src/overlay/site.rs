@@ -5,7 +5,7 @@
 //!
 //! Kinds declare the shared spec stanzas themselves (each field's description is part of the
 //! kind's JSON Schema, which differs from kind to kind) and hand them here as [`Stanzas`],
-//! usually through [`stanzas!`](crate::overlay::stanzas). It lives in `overlay`, the top of
+//! usually through the `stanzas!` macro. It lives in `overlay`, the top of
 //! the platform layer, because it drives [`crate::gcp`], which `plan` may not import.
 
 use std::collections::BTreeMap;
@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use crate::accelerator::TpuPlan;
 use crate::gcp::spec::{ClusterSpec, ConfigConnectorSpec, NetworkSpec, ServiceAccountSpec};
 use crate::gcp::{
-    self, AccountHandle, Addons, ClusterHandle, ClusterOptions, CpuPoolDefaults, Gcp, Scale,
+    self, AccountHandle, Addons, ClusterHandle, ClusterOptions, CpuPoolDefaults, Gcp,
+    GpuPoolDefaults, Scale,
 };
 use crate::names::check_dns_label;
 use crate::plan::{ClusterExport, Exports, Planner};
@@ -362,6 +363,19 @@ impl Accounts {
 #[must_use]
 pub fn pool_labels(blueprint: &str) -> BTreeMap<String, String> {
     BTreeMap::from([(BLUEPRINT_LABEL.to_string(), blueprint.to_string())])
+}
+
+/// The GPU pool most GPU kinds plan: `gpu-pool` (`spec.gpuPool`), autoscaling from 1 to 3
+/// nodes, labelled for the blueprint.
+#[must_use]
+pub fn gpu_pool(blueprint: &str) -> GpuPoolDefaults<'static> {
+    GpuPoolDefaults {
+        name: "gpu-pool",
+        field: "spec.gpuPool",
+        scale: Scale::Autoscaling { min: 1, max: 3 },
+        disk_size_gb: Some(100),
+        labels: pool_labels(blueprint),
+    }
 }
 
 /// Selects a blueprint's TPU slices: accelerator, topology and the blueprint's pools.

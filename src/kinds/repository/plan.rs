@@ -13,11 +13,11 @@ use super::{DEFAULT_REGION, Inner};
 use crate::accelerator::{self, GpuPlan, TpuPlan, TpuSupport};
 use crate::blueprint::Blueprint;
 use crate::catalog::GPU_ACCELERATOR_LABEL;
-use crate::gcp::{self, Addons, GpuPoolDefaults, Scale};
+use crate::gcp::{self, Addons};
 use crate::kinds::{Compiled, Spec};
 use crate::overlay::site::{
-    Accounts, BLUEPRINT_LABEL, BUCKET_USER_ROLES, Location, SYSTEM_POOL, Site, pool_labels,
-    tpu_node_selector,
+    Accounts, BLUEPRINT_LABEL, BUCKET_USER_ROLES, Location, SYSTEM_POOL, Site, gpu_pool,
+    pool_labels, tpu_node_selector,
 };
 use crate::overlay::{Overlay, Plane, TemplateError, stanzas};
 use crate::plan::{Exports, Planner};
@@ -178,13 +178,7 @@ impl RepositorySpec {
                 &cluster,
                 &gpu,
                 &spec.gpu_pool,
-                &GpuPoolDefaults {
-                    name: "gpu-pool",
-                    field: "spec.gpuPool",
-                    scale: Scale::Autoscaling { min: 1, max: 3 },
-                    disk_size_gb: Some(100),
-                    labels: pool_labels.clone(),
-                },
+                &gpu_pool(&name),
                 &accounts.nodes,
             );
             node_selector.insert(

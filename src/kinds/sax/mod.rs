@@ -44,7 +44,7 @@ pub mod rule {
 }
 
 /// Port of the Saxml HTTP server (`sax-http`).
-pub(super) const HTTP_PORT: u16 = 8_888;
+const HTTP_PORT: u16 = 8_888;
 
 impl TypedKind for SaxServing {
     type Spec = Spec;

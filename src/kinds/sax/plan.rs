@@ -64,7 +64,7 @@ pub(super) fn proxy_service(blueprint: &str) -> String {
     format!("{blueprint}-http")
 }
 
-pub(super) fn release_image(component: &str) -> String {
+fn release_image(component: &str) -> String {
     format!("{}/sax-{component}:v1.2.0", models::RELEASE_REGISTRY)
 }
 

@@ -7,7 +7,11 @@
 //! ([`crate::gcp::Infrastructure`] and the kind's own plan) that templates turn into objects.
 //!
 //! Neighbours: [`crate::blueprint`] (the envelope and strict spec reading) comes before;
-//! [`crate::kinds`] (the kinds themselves) and [`crate::overlay`] (templates) come after.
+//! [`crate::kinds`] (the kinds themselves) and [`crate::overlay`] (templates, and the site
+//! recipe every kind follows, which drives [`crate::gcp`]) come after.
+
+mod image;
+mod rules;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -15,6 +19,9 @@ use serde::Serialize;
 
 use crate::blueprint::Blueprint;
 use crate::diagnostic::{Diagnostic, RuleId};
+use image::{check_image, image_name, is_pinned};
+
+pub use rules::{RULES, rule};
 
 /// What a blueprint offers others in the same repository, computed from its spec alone
 /// (phase 1, before any blueprint is planned).
@@ -106,184 +113,6 @@ pub struct Exported {
 
 /// Every blueprint of the repository by name, with what it exports.
 pub type Repository = BTreeMap<String, Exported>;
-
-/// Ids of the findings planning reports about blueprints, one constant each so that a
-/// misspelt id does not compile. [`RULES`] lists them with what each checks.
-pub mod rule {
-    /// A TPU type the catalog does not have.
-    pub const TPU_TYPE_UNKNOWN: &str = "tpu-type-unknown";
-    /// A topology that is not `AxB` or `AxBxC`.
-    pub const TPU_TOPOLOGY_SYNTAX: &str = "tpu-topology-syntax";
-    /// A topology that is no slice shape of the family.
-    pub const TPU_TOPOLOGY_SHAPE: &str = "tpu-topology-shape";
-    /// A topology that disagrees with the TPU type.
-    pub const TPU_TOPOLOGY_MISMATCH: &str = "tpu-topology-mismatch";
-    /// A slice count out of range, or several slices for a one-slice kind.
-    pub const TPU_SLICES: &str = "tpu-slices";
-    /// Several slices of a single-host type.
-    pub const TPU_MULTISLICE_SINGLE_HOST: &str = "tpu-multislice-single-host";
-    /// A TPU family the kind does not support.
-    pub const TPU_FAMILY_UNSUPPORTED: &str = "tpu-family-unsupported";
-    /// A GPU type the catalog does not have.
-    pub const GPU_TYPE_UNKNOWN: &str = "gpu-type-unknown";
-    /// GPUs per node that the machine type cannot carry.
-    pub const GPU_COUNT: &str = "gpu-count";
-    /// A machine type of a family that does not carry the GPU at all.
-    pub const GPU_MACHINE_TYPE: &str = "gpu-machine-type";
-    /// A project id GCP would reject.
-    pub const PROJECT_ID: &str = "gcp-project-id";
-    /// A malformed region or zone, or a location outside the blueprint's region.
-    pub const LOCATION: &str = "gcp-location";
-    /// A GCP resource name GCP would reject.
-    pub const RESOURCE_NAME: &str = "gcp-resource-name";
-    /// A service account id IAM would reject, or one account for two roles.
-    pub const SERVICE_ACCOUNT_ID: &str = "gcp-service-account-id";
-    /// A bucket name Cloud Storage would reject.
-    pub const BUCKET_NAME: &str = "gcs-bucket-name";
-    /// A cluster name GKE would reject.
-    pub const GKE_NAME: &str = "gke-cluster-name";
-    /// A malformed CIDR range, one with host bits set, or overlapping ranges.
-    pub const NETWORK_CIDR: &str = "network-cidr";
-    /// Fields that contradict each other.
-    pub const CONFLICT: &str = "blueprint-conflict";
-    /// A node pool size that cannot work.
-    pub const NODE_POOL_SIZE: &str = "node-pool-size";
-    /// A Kubernetes name the API server would reject.
-    pub const KUBERNETES_NAME: &str = "kubernetes-name";
-    /// A reference to a blueprint that is missing or cannot serve it.
-    pub const REFERENCE: &str = "blueprint-reference";
-    /// A malformed or unpinned container image.
-    pub const IMAGE: &str = "image-reference";
-    /// An environment variable name Kubernetes would reject.
-    pub const ENV_NAME: &str = "env-name";
-    /// A malformed Vertex AI TensorBoard resource name.
-    pub const TENSORBOARD: &str = "tensorboard-resource-name";
-    /// A JobSet restart budget beyond any use.
-    pub const MAX_RESTARTS: &str = "max-restarts";
-    /// More GPUs per serving pod than a node has.
-    pub const GPUS_PER_POD: &str = "gpus-per-pod";
-    /// Autoscaler bounds that cannot work (no replica, minimum above maximum, target out of
-    /// range).
-    pub const AUTOSCALING_BOUNDS: &str = "autoscaling-bounds";
-    /// An autoscaler maximum the GPU pool cannot hold.
-    pub const AUTOSCALING_CAPACITY: &str = "autoscaling-capacity";
-}
-
-/// Every blueprint-level rule, with what it checks.
-pub const RULES: &[crate::diagnostic::Rule] = &[
-    crate::diagnostic::Rule {
-        id: rule::TPU_TYPE_UNKNOWN,
-        summary: "`spec.tpu.type` is a TPU type of the catalog",
-    },
-    crate::diagnostic::Rule {
-        id: rule::TPU_TOPOLOGY_SYNTAX,
-        summary: "`spec.tpu.topology` is `AxB` or `AxBxC`",
-    },
-    crate::diagnostic::Rule {
-        id: rule::TPU_TOPOLOGY_SHAPE,
-        summary: "`spec.tpu.topology` is a slice shape of the family",
-    },
-    crate::diagnostic::Rule {
-        id: rule::TPU_TOPOLOGY_MISMATCH,
-        summary: "`spec.tpu.topology` agrees with `spec.tpu.type`",
-    },
-    crate::diagnostic::Rule {
-        id: rule::TPU_SLICES,
-        summary: "`spec.tpu.slices` is within bounds and allowed by the kind",
-    },
-    crate::diagnostic::Rule {
-        id: rule::TPU_MULTISLICE_SINGLE_HOST,
-        summary: "multislice runs on multi-host slices only",
-    },
-    crate::diagnostic::Rule {
-        id: rule::TPU_FAMILY_UNSUPPORTED,
-        summary: "the kind supports the TPU family",
-    },
-    crate::diagnostic::Rule {
-        id: rule::GPU_TYPE_UNKNOWN,
-        summary: "`spec.gpu.type` is a GKE accelerator of the catalog",
-    },
-    crate::diagnostic::Rule {
-        id: rule::GPU_COUNT,
-        summary: "the GPU count fits the machine type",
-    },
-    crate::diagnostic::Rule {
-        id: rule::GPU_MACHINE_TYPE,
-        summary: "`spec.gpu.machineType` is of a machine family that carries the GPU",
-    },
-    crate::diagnostic::Rule {
-        id: rule::PROJECT_ID,
-        summary: "`spec.project` is a valid project id",
-    },
-    crate::diagnostic::Rule {
-        id: rule::LOCATION,
-        summary: "regions, zones and cluster locations are valid and agree",
-    },
-    crate::diagnostic::Rule {
-        id: rule::RESOURCE_NAME,
-        summary: "GCP resource names have the form GCP accepts",
-    },
-    crate::diagnostic::Rule {
-        id: rule::SERVICE_ACCOUNT_ID,
-        summary: "service account ids are valid and distinct",
-    },
-    crate::diagnostic::Rule {
-        id: rule::BUCKET_NAME,
-        summary: "bucket names have the form Cloud Storage accepts",
-    },
-    crate::diagnostic::Rule {
-        id: rule::GKE_NAME,
-        summary: "cluster names have the form GKE accepts",
-    },
-    crate::diagnostic::Rule {
-        id: rule::NETWORK_CIDR,
-        summary: "node, pod and service ranges are valid networks that do not overlap",
-    },
-    crate::diagnostic::Rule {
-        id: rule::CONFLICT,
-        summary: "no two fields contradict each other",
-    },
-    crate::diagnostic::Rule {
-        id: rule::NODE_POOL_SIZE,
-        summary: "node pool sizes can work",
-    },
-    crate::diagnostic::Rule {
-        id: rule::KUBERNETES_NAME,
-        summary: "Kubernetes names are DNS-1123 labels",
-    },
-    crate::diagnostic::Rule {
-        id: rule::REFERENCE,
-        summary: "referenced blueprints exist and export what is asked of them",
-    },
-    crate::diagnostic::Rule {
-        id: rule::IMAGE,
-        summary: "container images are valid references with a tag or digest",
-    },
-    crate::diagnostic::Rule {
-        id: rule::ENV_NAME,
-        summary: "environment variable names are valid",
-    },
-    crate::diagnostic::Rule {
-        id: rule::MAX_RESTARTS,
-        summary: "`spec.training.maxRestarts` stays within a useful bound",
-    },
-    crate::diagnostic::Rule {
-        id: rule::TENSORBOARD,
-        summary: "TensorBoard resource names have Vertex AI's form",
-    },
-    crate::diagnostic::Rule {
-        id: rule::GPUS_PER_POD,
-        summary: "GPUs per serving pod fit one node of the GPU pool",
-    },
-    crate::diagnostic::Rule {
-        id: rule::AUTOSCALING_BOUNDS,
-        summary: "autoscaler bounds can work: 1 ≤ `minReplicas` ≤ `maxReplicas`, a target from 1 to 100%",
-    },
-    crate::diagnostic::Rule {
-        id: rule::AUTOSCALING_CAPACITY,
-        summary: "the autoscaler's most replicas fit the GPU pool at its largest",
-    },
-];
 
 /// Collects the findings of one blueprint's planning and answers questions about the others.
 pub struct Planner<'a> {
@@ -499,122 +328,5 @@ impl<'a> Planner<'a> {
     #[must_use]
     pub fn finish(self) -> Vec<Diagnostic> {
         self.diagnostics
-    }
-}
-
-/// `registry/path:tag@digest` without tag and digest.
-fn image_name(image: &str) -> &str {
-    let without_digest = image.split('@').next().unwrap_or(image);
-    match without_digest.rsplit_once(':') {
-        Some((name, tag)) if !tag.contains('/') => name,
-        _ => without_digest,
-    }
-}
-
-fn is_pinned(image: &str) -> bool {
-    if image.contains('@') {
-        return true;
-    }
-    let name = image_name(image);
-    match image
-        .strip_prefix(name)
-        .and_then(|rest| rest.strip_prefix(':'))
-    {
-        Some(tag) => tag != "latest",
-        None => false,
-    }
-}
-
-/// Checks the grammar of an image reference (the distribution reference grammar, without
-/// its rarely used corners).
-fn check_image(image: &str) -> Result<(), String> {
-    if image.is_empty() || image.len() > 512 {
-        return Err("must have 1 to 512 characters".into());
-    }
-    let (rest, digest) = match image.split_once('@') {
-        Some((rest, digest)) => (rest, Some(digest)),
-        None => (image, None),
-    };
-    if let Some(digest) = digest {
-        let valid = digest.split_once(':').is_some_and(|(algorithm, hex)| {
-            let length = match algorithm {
-                "sha256" => 64,
-                "sha512" => 128,
-                _ => return false,
-            };
-            hex.len() == length && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-        });
-        if !valid {
-            return Err(
-                "a digest is `sha256:` and 64 lowercase hex digits (or `sha512:` and 128)".into(),
-            );
-        }
-    }
-    let name = image_name(rest);
-    if let Some(tag) = rest.strip_prefix(name).and_then(|t| t.strip_prefix(':')) {
-        let valid = !tag.is_empty()
-            && tag.len() <= 128
-            && !tag.starts_with(['.', '-'])
-            && tag
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
-        if !valid {
-            return Err(format!("invalid tag `{tag}`"));
-        }
-    }
-    let mut components = name.split('/').peekable();
-    let first = components.peek().copied().unwrap_or_default();
-    // A first component with `.` or `:` (or `localhost`) is a registry host, which may hold
-    // upper case letters and a port.
-    let has_registry =
-        name.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost");
-    if has_registry {
-        components.next();
-        if !first
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b".-:".contains(&b))
-        {
-            return Err(format!("invalid registry `{first}`"));
-        }
-    }
-    for component in components {
-        let valid = !component.is_empty()
-            && component
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
-            && component.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit());
-        if !valid {
-            return Err(format!(
-                "path component `{component}` must be lowercase letters, digits and `._-`"
-            ));
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_image_references() {
-        for ok in [
-            "python:3.11",
-            "us-docker.pkg.dev/vertex-ai/tensorboard/uploader:1.0",
-            "localhost:5000/a/b:v1",
-            "nvcr.io/nvidia/tritonserver:24.01-py3",
-            "busybox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-        ] {
-            assert_eq!(check_image(ok), Ok(()), "{ok}");
-            assert!(is_pinned(ok), "{ok}");
-        }
-        for unpinned in ["python", "python:latest", "gcr.io/a/b", "localhost:5000/a"] {
-            assert_eq!(check_image(unpinned), Ok(()), "{unpinned}");
-            assert!(!is_pinned(unpinned), "{unpinned}");
-        }
-        for bad in ["", "Python:3", "a b", "a:", "a:-x", "a@sha256:zz", "a//b:1"] {
-            assert!(check_image(bad).is_err(), "{bad}");
-        }
-        assert_eq!(image_name("localhost:5000/a/b:v1"), "localhost:5000/a/b");
     }
 }
