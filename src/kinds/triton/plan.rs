@@ -9,9 +9,9 @@ use super::spec::{Framework, IngressApi, Spec};
 use super::templates::{HealthCheckPlan, Plan, TritonPlan, Workload};
 use crate::accelerator::{self, GpuSpec};
 use crate::catalog::GPU_ACCELERATOR_LABEL;
-use crate::gcp::{self, Addons, GpuPoolDefaults, Scale};
+use crate::gcp::{self, Addons};
 use crate::names::check_dns_label;
-use crate::overlay::site::{Accounts, BLUEPRINT_LABEL, Location, SYSTEM_POOL, Site, pool_labels};
+use crate::overlay::site::{Accounts, BLUEPRINT_LABEL, Location, SYSTEM_POOL, Site, gpu_pool};
 use crate::overlay::stanzas;
 use crate::plan::Planner;
 
@@ -145,13 +145,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         &cluster,
         &gpu,
         &spec.gpu_pool,
-        &GpuPoolDefaults {
-            name: "gpu-pool",
-            field: "spec.gpuPool",
-            scale: Scale::Autoscaling { min: 1, max: 3 },
-            disk_size_gb: Some(100),
-            labels: pool_labels(&site.name),
-        },
+        &gpu_pool(&site.name),
         &accounts.nodes,
     );
     // Pool bounds that cannot work are `node-pool-size` or `blueprint-conflict` findings
