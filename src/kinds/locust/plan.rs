@@ -1,0 +1,350 @@
+//! Planning a `LocustBenchmark` blueprint: the load generator's GCP blocks on the target's
+//! cluster and the load, into the typed plan the workload template reads.
+
+use super::spec::{LoadSpec, Spec};
+use super::target;
+use super::templates::{self, LOCUSTFILE, LoadPlan, Plan, ResolvedImages, Workload};
+use super::tokens;
+use crate::gcp::spec::{BucketSpec, ClusterSpec};
+use crate::gcp::{self, Addons, CpuPoolDefaults, IamTarget, Scale, TaintSpec};
+use crate::kinds::Exposure;
+use crate::names::check_dns_label;
+use crate::overlay::site::{Location, NODE_PROJECT_ROLES, Site};
+use crate::plan::Planner;
+
+/// `us-central1` when neither the spec nor the target's cluster says; a new cluster is
+/// regional.
+pub(super) const LOCATION: Location<'static> = Location::regional("us-central1");
+
+/// Label and taint of the load generator's pool; the value is the blueprint name, so that
+/// load tests sharing a cluster keep to their own pools.
+const POOL_KEY: &str = "aiml.dev/load-generator";
+
+pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
+    let namespace = spec
+        .namespace
+        .clone()
+        .unwrap_or_else(|| planner.name().to_string());
+    planner.check_name(
+        gcp::rule::KUBERNETES_NAME,
+        "spec.namespace",
+        &namespace,
+        check_dns_label,
+    );
+    let target = target::resolve_target(spec, planner, &namespace);
+    let mut cluster_spec = spec.effective_cluster();
+    // A target blueprint on another's cluster: the load generator joins that cluster.
+    if spec.cluster == ClusterSpec::default()
+        && let Some(owner) = cluster_spec
+            .blueprint
+            .as_deref()
+            .and_then(|target| planner.peek(target))
+            .and_then(|exported| exported.exports.cluster_of.clone())
+    {
+        cluster_spec.blueprint = Some(owner);
+    }
+    if spec.target.blueprint.is_none() && cluster_spec == ClusterSpec::default() {
+        let d = planner.error(
+            gcp::rule::CONFLICT,
+            "spec.cluster",
+            "a target given by address needs the cluster the load generator runs on",
+        );
+        d.fix = Some(
+            "set `spec.cluster.blueprint: <blueprint>`, or `spec.cluster: {existing: true, name: …, location: …}`"
+                .into(),
+        );
+    }
+    let (site, mut gcp) = Site::open(planner, spec.stanzas(&cluster_spec), &LOCATION);
+    let load = load_plan(&spec.load, planner);
+    let prompts = check_gcs_object(planner, "spec.prompts", &spec.prompts);
+    // A target blueprint that is not there has its finding; its cluster would repeat it.
+    if spec.cluster == ClusterSpec::default()
+        && spec
+            .target
+            .blueprint
+            .as_deref()
+            .is_some_and(|target| planner.peek(target).is_none())
+    {
+        return None;
+    }
+
+    for api in [
+        "container.googleapis.com",
+        "storage.googleapis.com",
+        "monitoring.googleapis.com",
+        "artifactregistry.googleapis.com",
+    ] {
+        gcp.api(api);
+    }
+    let node_account = gcp.service_account(
+        planner,
+        &spec.service_accounts.nodes,
+        "spec.serviceAccounts.nodes",
+        "node",
+        "GKE load generator nodes",
+    );
+    let load_account = gcp.service_account(
+        planner,
+        &spec.service_accounts.load,
+        "spec.serviceAccounts.load",
+        "load",
+        "Locust load generator",
+    );
+    let runner_account = gcp.service_account(
+        planner,
+        &spec.service_accounts.runner,
+        "spec.serviceAccounts.runner",
+        "runner",
+        "Locust benchmark runner",
+    );
+    let addons = Addons {
+        gcs_fuse: false,
+        horizontal_pod_autoscaling: true,
+        http_load_balancing: true,
+        managed_prometheus: true,
+    };
+    let cluster = site.cluster(&mut gcp, planner, addons, &node_account, None)?;
+    // Master (2 CPUs), runner and one CPU per worker fit 6 to an 8-CPU node; one node more
+    // lets a rollout start new pods before the old ones stop.
+    let max_nodes = (load.workers + 3).div_ceil(6) + 1;
+    let pool_labels = [(POOL_KEY, site.name.as_str())];
+    let pool_taints = [TaintSpec {
+        key: POOL_KEY,
+        value: site.name.as_str(),
+    }];
+    gcp.cpu_pool(
+        planner,
+        &cluster,
+        &spec.pool,
+        CpuPoolDefaults {
+            name: "load-generator-pool",
+            field: "spec.pool",
+            machine_type: "e2-standard-8",
+            scale: Scale::Autoscaling {
+                min: 1,
+                max: max_nodes,
+            },
+            disk_size_gb: Some(100),
+            labels: &pool_labels,
+            taints: &pool_taints,
+        },
+        &node_account,
+    );
+    for role in NODE_PROJECT_ROLES {
+        gcp.project_role(&node_account, role);
+    }
+    let load_ksa = "locust";
+    let runner_ksa = "locust-runner";
+    gcp.workload_identity(&load_account, &cluster, &namespace, load_ksa);
+    gcp.workload_identity(&runner_account, &cluster, &namespace, runner_ksa);
+
+    // Workers read the prompts; the runner writes results and reads Cloud Monitoring.
+    if let Some((bucket, _)) = &prompts {
+        let prompt_bucket = gcp.bucket(
+            planner,
+            &BucketSpec {
+                name: Some(bucket.clone()),
+                existing: true,
+                location: None,
+            },
+            "spec.prompts",
+            bucket,
+        );
+        gcp.bucket_role(&prompt_bucket, &load_account, "roles/storage.objectViewer");
+    }
+    let output = gcp.bucket(
+        planner,
+        &spec.output.bucket,
+        "spec.output.bucket",
+        &site.bucket_name("-results"),
+    );
+    for role in [
+        "roles/storage.objectUser",
+        "roles/storage.legacyBucketReader",
+    ] {
+        gcp.bucket_role(&output, &runner_account, role);
+    }
+    gcp.project_role(&runner_account, "roles/monitoring.viewer");
+
+    let token = tokens::token_plan(spec, planner, &mut gcp, &load_account);
+    // Request metrics go to this blueprint's sink, else to the target blueprint's.
+    let own_sink = gcp.metrics_sink(
+        planner,
+        &spec.metrics_sink,
+        "spec.metricsSink",
+        false,
+        spec.project_number.as_deref(),
+    );
+    let pubsub_topic = if let Some(topic) = own_sink {
+        gcp.grant(&topic.iam_target(), &load_account, "roles/pubsub.publisher");
+        Some(format!("projects/{}/topics/{}", spec.project, topic.name))
+    } else {
+        target
+            .as_ref()
+            .and_then(|t| t.metrics_topic.clone())
+            .map(|topic| {
+                gcp.api("pubsub.googleapis.com");
+                gcp.grant(
+                    &IamTarget::external("pubsub", "PubSubTopic", topic.path(), &topic.name),
+                    &load_account,
+                    "roles/pubsub.publisher",
+                );
+                topic.path()
+            })
+    };
+    let registry = gcp.registry(
+        planner,
+        &spec.registry,
+        "spec.registry",
+        "Locust and benchmark-runner images",
+    );
+    let images = ResolvedImages {
+        locust: spec
+            .images
+            .locust
+            .clone()
+            .unwrap_or_else(|| format!("{}/locust:2.32.4", registry.url)),
+        runner: spec
+            .images
+            .runner
+            .clone()
+            .unwrap_or_else(|| format!("{}/locust-runner:8676d66", registry.url)),
+        exporter: spec
+            .images
+            .exporter
+            .clone()
+            .unwrap_or_else(|| "containersol/locust_exporter:v0.5.0".into()),
+    };
+    for (field, image) in [
+        ("spec.images.locust", &images.locust),
+        ("spec.images.runner", &images.runner),
+        ("spec.images.exporter", &images.exporter),
+    ] {
+        planner.check_image(field, image);
+    }
+    if let Some(tokenizer) = &spec.tokenizer {
+        tokens::check_tokenizer(planner, tokenizer);
+    }
+    let target = target?;
+    let (bucket, object) = prompts?;
+    if planner.has_errors() {
+        return None;
+    }
+    let runner_metrics = templates::runner_metrics(&namespace, target.namespace.as_deref());
+    let prompts = format!("gs://{bucket}/{object}");
+    let config_hash = format!(
+        "{:016x}",
+        crate::names::stable_hash(&[LOCUSTFILE, runner_metrics.as_str()].concat())
+    );
+    Some(Plan {
+        infra: gcp.finish(),
+        workload: Workload {
+            load_service_account: load_ksa.into(),
+            load_account_email: load_account.email,
+            runner_service_account: runner_ksa.into(),
+            runner_account_email: runner_account.email,
+            pool_key: POOL_KEY,
+            target: target.plan,
+            load,
+            prompts,
+            tokenizer: spec.tokenizer.clone().unwrap_or_default(),
+            token,
+            pubsub_topic,
+            output_bucket: output.name,
+            project: spec.project.clone(),
+            images,
+            web_ui: spec.expose.web_ui.unwrap_or(Exposure::Cluster),
+            runner: spec.expose.runner.unwrap_or(Exposure::Cluster),
+            locustfile: LOCUSTFILE,
+            runner_metrics,
+            config_hash,
+            namespace,
+            name: site.name,
+        },
+    })
+}
+
+fn load_plan(spec: &LoadSpec, planner: &mut Planner<'_>) -> LoadPlan {
+    let load = LoadPlan {
+        users: spec.users.unwrap_or(1),
+        spawn_rate: spec.spawn_rate.unwrap_or(5),
+        duration: spec.duration.unwrap_or(120),
+        workers: spec.workers.unwrap_or(1),
+        stop_timeout: spec.stop_timeout.unwrap_or(0),
+        request_timeout: spec.request_timeout.unwrap_or(600),
+        max_prompts: spec.max_prompts.unwrap_or(1_000),
+        max_prompt_length: spec.max_prompt_length.unwrap_or(1_024),
+        max_output_length: spec.max_output_length.unwrap_or(256),
+        best_of: spec.best_of.unwrap_or(1),
+        use_beam_search: spec.use_beam_search.unwrap_or(false),
+    };
+    for (field, value, min, max) in [
+        ("spec.load.users", load.users, 1, 100_000),
+        ("spec.load.spawnRate", load.spawn_rate, 1, 10_000),
+        ("spec.load.duration", load.duration, 1, 7 * 24 * 3_600),
+        ("spec.load.workers", load.workers, 1, 1_000),
+        ("spec.load.stopTimeout", load.stop_timeout, 0, 24 * 3_600),
+        (
+            "spec.load.requestTimeout",
+            load.request_timeout,
+            1,
+            24 * 3_600,
+        ),
+        ("spec.load.maxPrompts", load.max_prompts, 1, 10_000_000),
+        (
+            "spec.load.maxPromptLength",
+            load.max_prompt_length,
+            1,
+            1_000_000,
+        ),
+        (
+            "spec.load.maxOutputLength",
+            load.max_output_length,
+            1,
+            1_000_000,
+        ),
+        ("spec.load.bestOf", load.best_of, 1, 64),
+    ] {
+        if !(min..=max).contains(&value) {
+            let d = planner.error(
+                gcp::rule::CONFLICT,
+                field,
+                format!("`{value}` is out of range"),
+            );
+            d.expected = Some(format!("{min} to {max}"));
+        }
+    }
+    if load.users < load.workers && spec.users.is_some() {
+        let d = planner.warning(
+            gcp::rule::CONFLICT,
+            "spec.load.workers",
+            format!(
+                "{} workers for {} users: Locust leaves the extra workers idle",
+                load.workers, load.users
+            ),
+        );
+        d.fix = Some("use at most as many workers as users".into());
+    }
+    load
+}
+
+/// `gs://bucket/object` → (bucket, object), with findings when it is not one.
+fn check_gcs_object(planner: &mut Planner<'_>, field: &str, uri: &str) -> Option<(String, String)> {
+    let parsed = uri
+        .strip_prefix("gs://")
+        .and_then(|rest| rest.split_once('/'))
+        .filter(|(bucket, object)| {
+            !bucket.is_empty() && !object.is_empty() && !object.ends_with('/')
+        });
+    let Some((bucket, object)) = parsed else {
+        let d = planner.error(
+            gcp::rule::CONFLICT,
+            field,
+            format!("`{uri}` is not a Cloud Storage object"),
+        );
+        d.expected = Some("`gs://<bucket>/<object>`".into());
+        return None;
+    };
+    planner.check_name(gcp::rule::BUCKET_NAME, field, bucket, crate::names::bucket);
+    Some((bucket.to_string(), object.to_string()))
+}
