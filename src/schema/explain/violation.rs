@@ -74,6 +74,10 @@ impl<'r, 'a> Violation<'r, 'a> {
             out.push(self.generic(error));
             return;
         }
+        if let Some((predicate, expected)) = bound(error.kind()) {
+            out.push(self.bounded(predicate, &expected));
+            return;
+        }
         match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
                 self.unknown_fields(error, unexpected, out);
@@ -100,54 +104,6 @@ impl<'r, 'a> Violation<'r, 'a> {
             }
             ValidationErrorKind::Pattern { pattern } => out.push(self.pattern(pattern)),
             ValidationErrorKind::Format { format } => out.push(self.format(format)),
-            ValidationErrorKind::Minimum { limit } => {
-                out.push(self.bounded(
-                    format!("must be at least {limit}"),
-                    &format!("{limit} or more"),
-                ));
-            }
-            ValidationErrorKind::Maximum { limit } => {
-                out.push(self.bounded(
-                    format!("must be at most {limit}"),
-                    &format!("{limit} or less"),
-                ));
-            }
-            ValidationErrorKind::ExclusiveMinimum { limit } => {
-                out.push(self.bounded(
-                    format!("must be more than {limit}"),
-                    &format!("more than {limit}"),
-                ));
-            }
-            ValidationErrorKind::ExclusiveMaximum { limit } => {
-                out.push(self.bounded(
-                    format!("must be less than {limit}"),
-                    &format!("less than {limit}"),
-                ));
-            }
-            ValidationErrorKind::MinLength { limit } => out.push(self.bounded(
-                format!("must be at least {} long", plural(*limit, "character")),
-                &format!("{} or more", plural(*limit, "character")),
-            )),
-            ValidationErrorKind::MaxLength { limit } => out.push(self.bounded(
-                format!("must be at most {} long", plural(*limit, "character")),
-                &format!("{} or fewer", plural(*limit, "character")),
-            )),
-            ValidationErrorKind::MinItems { limit } => out.push(self.bounded(
-                format!("must have at least {}", plural(*limit, "item")),
-                &format!("{} or more", plural(*limit, "item")),
-            )),
-            ValidationErrorKind::MaxItems { limit } => out.push(self.bounded(
-                format!("must have at most {}", plural(*limit, "item")),
-                &format!("{} or fewer", plural(*limit, "item")),
-            )),
-            ValidationErrorKind::MinProperties { limit } => out.push(self.bounded(
-                format!("must have at least {}", plural(*limit, "field")),
-                &format!("{} or more", plural(*limit, "field")),
-            )),
-            ValidationErrorKind::MaxProperties { limit } => out.push(self.bounded(
-                format!("must have at most {}", plural(*limit, "field")),
-                &format!("{} or fewer", plural(*limit, "field")),
-            )),
             ValidationErrorKind::UniqueItems => {
                 out.push(self.bounded("must not repeat an item".to_owned(), "distinct items"));
             }
@@ -396,4 +352,43 @@ impl<'r, 'a> Violation<'r, 'a> {
             self.located.span(),
         )
     }
+}
+
+/// What a failed bound says: the predicate of the message and the value expected ("must be at
+/// least 2", "2 or more"). `None` for a keyword that is not a bound.
+fn bound(kind: &ValidationErrorKind) -> Option<(String, String)> {
+    use ValidationErrorKind as K;
+    // Numbers: the words before the limit in the message, and around it in the expectation.
+    let number = |limit: &JsonValue, words: &str, before: &str, after: &str| {
+        Some((
+            format!("must be {words} {limit}"),
+            format!("{before}{limit}{after}"),
+        ))
+    };
+    // Lengths and counts: whether the limit is a minimum, and what is counted.
+    let (least, limit, noun) = match kind {
+        K::Minimum { limit } => return number(limit, "at least", "", " or more"),
+        K::Maximum { limit } => return number(limit, "at most", "", " or less"),
+        K::ExclusiveMinimum { limit } => return number(limit, "more than", "more than ", ""),
+        K::ExclusiveMaximum { limit } => return number(limit, "less than", "less than ", ""),
+        K::MinLength { limit } => (true, *limit, "character"),
+        K::MaxLength { limit } => (false, *limit, "character"),
+        K::MinItems { limit } => (true, *limit, "item"),
+        K::MaxItems { limit } => (false, *limit, "item"),
+        K::MinProperties { limit } => (true, *limit, "field"),
+        K::MaxProperties { limit } => (false, *limit, "field"),
+        _ => return None,
+    };
+    let count = plural(limit, noun);
+    let (side, more) = if least {
+        ("at least", "or more")
+    } else {
+        ("at most", "or fewer")
+    };
+    let predicate = if noun == "character" {
+        format!("must be {side} {count} long")
+    } else {
+        format!("must have {side} {count}")
+    };
+    Some((predicate, format!("{count} {more}")))
 }

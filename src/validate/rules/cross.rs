@@ -15,7 +15,7 @@ use crate::validate::model::nodepool::NodePool;
 use crate::validate::model::placement::placement;
 use crate::validate::model::workload::{Controller, Count, GroupRole, Request};
 use crate::validate::rule;
-use crate::validate::rules::shared::{Locate, code_list, plural};
+use crate::validate::rules::shared::{Locate, code_list, gpu_capacity, plural};
 
 /// Runs `accelerator-no-node-pool` over every accelerator pod template.
 pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut Vec<Diagnostic>) {
@@ -167,10 +167,7 @@ fn check_tpu(
     if needed <= capacity {
         return;
     }
-    let names: Vec<String> = matching
-        .iter()
-        .map(|pool| format!("`{}`", pool.name))
-        .collect();
+    let names = pool_names(&matching);
     let anchor = scale(group).map_or(target.selection.node, |count| count.anchor);
     let field = scale(group).map_or(target.selection.field.as_str(), |count| {
         count.field.as_str()
@@ -204,7 +201,7 @@ fn check_tpu(
             .found(format!(
                 "room for {} in {}",
                 plural(capacity, "slice"),
-                names.join(", ")
+                names
             ))
             .expected(format!("room for {}", plural(needed, "slice")))
             .fix(fix)
@@ -267,25 +264,13 @@ fn check_gpu(
         let gpus = pool.gpus.iter().filter(|(own, _)| own.label == gpu.label);
         gpus.map(|(_, count)| i64::from(*count)).sum()
     };
-    // Pods larger than every node are `gpu-count-per-pod`'s finding, not a capacity one.
-    if matching.iter().all(|pool| per_node(pool) < request.count) {
+    let Some(capacity) = gpu_capacity(&matching, request.count, per_node) else {
         return;
-    }
-    let mut capacity = 0;
-    for pool in &matching {
-        // A pool of unknown size could hold anything: judge nothing then.
-        let Some(max_nodes) = pool.max_nodes else {
-            return;
-        };
-        capacity += max_nodes * (per_node(pool) / request.count.max(1));
-    }
+    };
     if pods <= capacity {
         return;
     }
-    let names: Vec<String> = matching
-        .iter()
-        .map(|pool| format!("`{}`", pool.name))
-        .collect();
+    let names = pool_names(&matching);
     out.push(
         template
             .finding(
@@ -299,9 +284,18 @@ fn check_gpu(
                 scale.anchor,
                 &scale.field,
             )
-            .found(format!("room for {} in {}", plural(capacity, "pod"), names.join(", ")))
+            .found(format!("room for {} in {}", plural(capacity, "pod"), names))
             .expected(format!("room for {}", plural(pods, "pod")))
             .fix("raise the node count (or autoscaling maximum) of the matching node pools, or run fewer pods")
             .blueprint_field("spec.gpu.count"),
     );
+}
+
+/// `` `a`, `b` `` of the pools' names, for a finding's `found`.
+fn pool_names(pools: &[&NodePool<'_>]) -> String {
+    let names: Vec<String> = pools
+        .iter()
+        .map(|pool| format!("`{}`", pool.name))
+        .collect();
+    names.join(", ")
 }

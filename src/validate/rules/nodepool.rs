@@ -263,12 +263,13 @@ fn check_node_count(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic
     let text = |node: &Node| scalar_text(node).unwrap_or_default();
     // (field, node to point at, found, expected, message)
     let mut problems: Vec<(&str, &Node, String, String, String)> = Vec::new();
+    // A count written with the wrong value.
+    let wrong = |field, node, expected, message| (field, node, text(node), expected, message);
     if let Some(autoscaling) = spec.get("autoscaling") {
         match autoscaling.get("maxNodeCount") {
-            Some(node) if !whole(&node) => problems.push((
+            Some(node) if !whole(&node) => problems.push(wrong(
                 "spec.autoscaling.maxNodeCount",
                 node,
-                text(node),
                 hosts.to_string(),
                 format!("the autoscaling maximum of a `{topology}` slice pool must be {hosts}"),
             )),
@@ -296,10 +297,9 @@ fn check_node_count(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic
         ];
         for (field, node) in minimums {
             if let Some(node) = node.filter(|node| !whole_or_empty(node)) {
-                problems.push((
+                problems.push(wrong(
                     field,
                     node,
-                    text(node),
                     format!("0 or {hosts}"),
                     format!("a `{topology}` slice pool has 0 or {hosts} nodes, nothing between"),
                 ));
@@ -313,10 +313,9 @@ fn check_node_count(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic
         .into_iter()
         .find_map(|(field, key)| Some((field, spec.get(key)?)));
         match written {
-            Some((field, node)) if !whole(&node) => problems.push((
+            Some((field, node)) if !whole(&node) => problems.push(wrong(
                 field,
                 node,
-                text(node),
                 hosts.to_string(),
                 format!("a `{topology}` slice pool needs {hosts} nodes"),
             )),
