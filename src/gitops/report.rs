@@ -124,6 +124,11 @@ fn monthly(hourly: f64) -> String {
     format!("{sign}${grouped}/month")
 }
 
+/// A price per hour, or `none` when there is none.
+fn per_hour(usd_per_hour: Option<f64>, none: &str) -> String {
+    usd_per_hour.map_or(none.to_string(), |v| format!("{}/h", usd(v)))
+}
+
 fn cost_headline(cost: &Cost) -> String {
     format!(
         "{}/h → {}/h ({}/h, about {} at {} h)",
@@ -195,10 +200,8 @@ pub fn text(diff: &Diff) -> String {
                 "    {} [{}]: {} → {} ({})",
                 line.object,
                 line.blueprint,
-                line.before_usd_per_hour
-                    .map_or("-".to_string(), |v| format!("{}/h", usd(v))),
-                line.after_usd_per_hour
-                    .map_or("-".to_string(), |v| format!("{}/h", usd(v))),
+                per_hour(line.before_usd_per_hour, "-"),
+                per_hour(line.after_usd_per_hour, "-"),
                 line.detail
             );
         }
@@ -419,10 +422,8 @@ fn markdown_impact(out: &mut String, impact: &Impact) {
                     "| {} | {} | {} | {} | {} |",
                     code(&line.object),
                     code(&line.blueprint),
-                    line.before_usd_per_hour
-                        .map_or("—".to_string(), |v| format!("{}/h", usd(v))),
-                    line.after_usd_per_hour
-                        .map_or("—".to_string(), |v| format!("{}/h", usd(v))),
+                    per_hour(line.before_usd_per_hour, "—"),
+                    per_hour(line.after_usd_per_hour, "—"),
                     html(&line.detail).replace('|', "\\|")
                 );
             }

@@ -85,38 +85,18 @@ impl Job {
     fn failure(&self, error: &jrsonnet_evaluator::Error) -> Failure {
         let mut frames = Vec::new();
         if let ErrorKind::ImportSyntaxError { path, error } = error.error() {
-            let [start] = path.map_source_locations(&[error.location.1]);
-            frames.push((
-                self.show(path.source_path()),
-                u32::try_from(start.line).unwrap_or(0),
-                u32::try_from(start.column).unwrap_or(0),
-                "syntax".to_string(),
-            ));
+            frames.push(self.frame(path, error.location.1, "syntax".to_string()));
         }
         if let ErrorKind::StaticAnalysisError(found) = error.error() {
             for diagnostic in found {
                 if let Some(span) = &diagnostic.span {
-                    let [start] = span.0.map_source_locations(&[span.1]);
-                    frames.push((
-                        self.show(span.0.source_path()),
-                        u32::try_from(start.line).unwrap_or(0),
-                        u32::try_from(start.column).unwrap_or(0),
-                        diagnostic.message.clone(),
-                    ));
+                    frames.push(self.frame(&span.0, span.1, diagnostic.message.clone()));
                 }
             }
         }
         for element in &error.trace().0 {
             match &element.location {
-                Some(span) => {
-                    let [start] = span.0.map_source_locations(&[span.1]);
-                    frames.push((
-                        self.show(span.0.source_path()),
-                        u32::try_from(start.line).unwrap_or(0),
-                        u32::try_from(start.column).unwrap_or(0),
-                        element.desc.clone(),
-                    ));
-                }
+                Some(span) => frames.push(self.frame(&span.0, span.1, element.desc.clone())),
                 None => frames.push((String::new(), 0, 0, element.desc.clone())),
             }
         }
@@ -144,6 +124,23 @@ impl Job {
     }
 
     /// A source path as shown in messages: repository-relative.
+    /// A frame of the stack a failure shows: the file, line and column of byte `offset` of
+    /// `source`, and what happened there.
+    fn frame(
+        &self,
+        source: &jrsonnet_ir::Source,
+        offset: u32,
+        description: String,
+    ) -> (String, u32, u32, String) {
+        let [start] = source.map_source_locations(&[offset]);
+        (
+            self.show(source.source_path()),
+            u32::try_from(start.line).unwrap_or(0),
+            u32::try_from(start.column).unwrap_or(0),
+            description,
+        )
+    }
+
     fn show(&self, path: &SourcePath) -> String {
         match path.path() {
             Some(p) => match p.strip_prefix(&self.root) {

@@ -34,17 +34,19 @@ fn write(path: &Path, text: &str) {
     fs_err::write(path, text).unwrap();
 }
 
+/// Stages the generated folder `folder` (`overlays/<name>`) holding one file.
+fn stage_file(workspace: &Workspace, folder: &str, source: &str, file: &str, content: &str) {
+    let staged = workspace.staging().join(folder);
+    write_folder(&staged, source, [(file, content.as_bytes())]).unwrap();
+}
+
 /// Stages `content` for blueprints `a` and `b` (and `b` only when `with_b`).
 fn stage(workspace: &Workspace, content: &str, with_b: bool) {
     for name in ["a", "b"].into_iter().filter(|n| with_b || *n == "a") {
         for top in [OVERLAYS_DIR, RENDERED_DIR] {
             let file = format!("{content}\n");
-            write_folder(
-                &workspace.staging().join(top).join(name),
-                "blueprints/x.yaml",
-                [("f.yaml", file.as_bytes())],
-            )
-            .unwrap();
+            let folder = format!("{top}/{name}");
+            stage_file(workspace, &folder, "blueprints/x.yaml", "f.yaml", &file);
         }
     }
 }
@@ -198,13 +200,13 @@ fn foreign_entries_are_kept_and_never_overwritten() {
     write(&root.path().join("overlays/c/kustomization.yaml"), "mine\n");
     let before = tree(root.path());
     let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
-    let staged = workspace.staging().join("overlays/c");
-    write_folder(
-        &staged,
+    stage_file(
+        &workspace,
+        "overlays/c",
         "blueprints/c.yaml",
-        [("kustomization.yaml", &b"x"[..])],
-    )
-    .unwrap();
+        "kustomization.yaml",
+        "x",
+    );
     let error = workspace
         .commit(&["c".into()], &BTreeSet::new(), false, HandEdits::Refuse)
         .unwrap_err();
@@ -230,13 +232,13 @@ fn hand_edits_are_refused_unless_overwritten() {
     // A render that writes the file unchanged, or exactly as edited, overwrites nothing.
     let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
     stage(&workspace, "old", true);
-    let staged_b = workspace.staging().join("overlays/b");
-    write_folder(
-        &staged_b,
+    stage_file(
+        &workspace,
+        "overlays/b",
         "blueprints/x.yaml",
-        [("f.yaml", &b"edited\n"[..])],
-    )
-    .unwrap();
+        "f.yaml",
+        "edited\n",
+    );
     let comparison = workspace.compare(&[], &BTreeSet::new(), true).unwrap();
     assert_eq!(comparison.hand_edited, ["rendered/a/f.yaml"]);
     drop(workspace);

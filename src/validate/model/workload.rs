@@ -325,21 +325,14 @@ fn collect<'a>(object: &'a Object<'a>, out: &mut Vec<PodTemplate<'a>>) {
     let Some(spec) = node.get("spec") else { return };
     match (object.group(), object.id.kind.as_str()) {
         ("", "Pod") => push("", Some(node), Controller::Pod),
-        ("apps", "Deployment" | "ReplicaSet") => {
+        ("apps", kind @ ("Deployment" | "ReplicaSet" | "StatefulSet")) => {
             let replicas = Count::read(spec, "spec", "replicas", 1);
-            push(
-                "spec.template",
-                spec.get("template"),
-                Controller::ReplicaSet { replicas },
-            );
-        }
-        ("apps", "StatefulSet") => {
-            let replicas = Count::read(spec, "spec", "replicas", 1);
-            push(
-                "spec.template",
-                spec.get("template"),
-                Controller::StatefulSet { replicas },
-            );
+            let controller = if kind == "StatefulSet" {
+                Controller::StatefulSet { replicas }
+            } else {
+                Controller::ReplicaSet { replicas }
+            };
+            push("spec.template", spec.get("template"), controller);
         }
         ("apps", "DaemonSet") => {
             push("spec.template", spec.get("template"), Controller::DaemonSet);
