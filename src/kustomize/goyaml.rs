@@ -209,19 +209,7 @@ impl Emitter {
         if !self.whitespace {
             self.put(' ');
         }
-        let mut spaces = false;
-        let chars: Vec<char> = value.chars().collect();
-        for (i, &c) in chars.iter().enumerate() {
-            if c == ' ' {
-                let fold = self.folds_at(allow_breaks, spaces, &chars, i, false)
-                    && chars.get(i + 1).is_some_and(|&n| n != ' ');
-                self.write_space(fold, indent);
-                spaces = true;
-            } else {
-                self.put(c);
-                spaces = false;
-            }
-        }
+        self.write_folding(value, indent, allow_breaks, false);
         self.whitespace = false;
         self.indention = false;
     }
@@ -229,23 +217,29 @@ impl Emitter {
     /// `yaml_emitter_write_single_quoted_scalar` (strings with line breaks never get here).
     fn write_single_quoted(&mut self, value: &str, indent: usize, allow_breaks: bool) {
         self.write_indicator("'", true, false);
+        self.write_folding(value, indent, allow_breaks, true);
+        self.write_indicator("'", false, false);
+    }
+
+    /// The text of a plain or (`quoted`) single-quoted scalar, folded at single spaces: the
+    /// loops the two go-yaml functions share. A quote inside a quoted scalar is doubled.
+    fn write_folding(&mut self, value: &str, indent: usize, allow_breaks: bool, quoted: bool) {
         let mut spaces = false;
         let chars: Vec<char> = value.chars().collect();
         for (i, &c) in chars.iter().enumerate() {
             if c == ' ' {
-                let fold = self.folds_at(allow_breaks, spaces, &chars, i, true)
+                let fold = self.folds_at(allow_breaks, spaces, &chars, i, quoted)
                     && chars.get(i + 1).is_some_and(|&n| n != ' ');
                 self.write_space(fold, indent);
                 spaces = true;
             } else {
-                if c == '\'' {
+                if quoted && c == '\'' {
                     self.put('\'');
                 }
                 self.put(c);
                 spaces = false;
             }
         }
-        self.write_indicator("'", false, false);
     }
 
     /// `yaml_emitter_write_double_quoted_scalar`.

@@ -445,11 +445,12 @@ pub fn sync_folder(
                     "",
                     None,
                 );
-                files.insert(
-                    "bootstrap/config-connector-host.yaml".into(),
-                    single(&root_syncs(git, settings, vec![bootstrap])?)?,
-                );
-                readme.host = Some("bootstrap/config-connector-host.yaml".into());
+                let objects = root_syncs(git, settings, vec![bootstrap])?;
+                readme.host = Some(bootstrap_file(
+                    &mut files,
+                    "config-connector-host",
+                    &objects,
+                )?);
             }
             for (cluster, roots) in clusters {
                 let Some(dir) = cluster.dir() else { continue };
@@ -458,11 +459,8 @@ pub fn sync_folder(
                     readme.fleet.push(cluster.clone());
                 } else {
                     let bootstrap = Root::bootstrap("aiml-workload", own(&dir), "", None);
-                    let file = format!("bootstrap/{dir}.yaml");
-                    files.insert(
-                        file.clone(),
-                        single(&root_syncs(git, settings, vec![bootstrap])?)?,
-                    );
+                    let objects = root_syncs(git, settings, vec![bootstrap])?;
+                    let file = bootstrap_file(&mut files, &dir, &objects)?;
                     readme.existing.push((cluster.clone(), file));
                 }
             }
@@ -505,11 +503,8 @@ pub fn sync_folder(
                     "in-cluster",
                     Some(settings.argocd.namespace.clone()),
                 );
-                files.insert(
-                    "bootstrap/argocd.yaml".into(),
-                    single(&argo_applications(git, settings, vec![bootstrap])?)?,
-                );
-                readme.argocd = Some("bootstrap/argocd.yaml".into());
+                let objects = argo_applications(git, settings, vec![bootstrap])?;
+                readme.argocd = Some(bootstrap_file(&mut files, "argocd", &objects)?);
             }
             readme.argocd_clusters.sort();
             readme.argocd_clusters.dedup();
@@ -585,6 +580,18 @@ fn single(stream: &str) -> Result<String, manifest::SplitError> {
         .into_iter()
         .map(|object| object.text)
         .collect())
+}
+
+/// Writes `bootstrap/<dir>.yaml`, the object (in `stream`) that syncs the folder `dir`, and
+/// returns its path.
+fn bootstrap_file(
+    files: &mut BTreeMap<String, String>,
+    dir: &str,
+    stream: &str,
+) -> Result<String, manifest::SplitError> {
+    let file = format!("bootstrap/{dir}.yaml");
+    files.insert(file.clone(), single(stream)?);
+    Ok(file)
 }
 
 /// Splits `stream` into one file per object under `dir`, named as `rendered/` names them

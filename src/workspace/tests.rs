@@ -34,6 +34,14 @@ fn write(path: &Path, text: &str) {
     fs_err::write(path, text).unwrap();
 }
 
+/// Commits a full render of what is staged, moving folders with `rename`.
+fn commit_all(
+    workspace: &Workspace,
+    rename: &mut dyn FnMut(&Path, &Path) -> std::io::Result<()>,
+) -> Result<Comparison, WriteError> {
+    workspace.commit_with(&[], &BTreeSet::new(), true, HandEdits::Refuse, rename)
+}
+
 /// Stages the generated folder `folder` (`overlays/<name>`) holding one file.
 fn stage_file(workspace: &Workspace, folder: &str, source: &str, file: &str, content: &str) {
     let staged = workspace.staging().join(folder);
@@ -81,19 +89,13 @@ fn a_failed_swap_puts_every_folder_back() {
         let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
         stage(&workspace, "new", true);
         let mut calls = 0;
-        let result = workspace.commit_with(
-            &[],
-            &BTreeSet::new(),
-            true,
-            HandEdits::Refuse,
-            &mut |from, to| {
-                calls += 1;
-                if calls == fail_at {
-                    return Err(std::io::Error::other("disk full"));
-                }
-                fs_err::rename(from, to)
-            },
-        );
+        let result = commit_all(&workspace, &mut |from, to| {
+            calls += 1;
+            if calls == fail_at {
+                return Err(std::io::Error::other("disk full"));
+            }
+            fs_err::rename(from, to)
+        });
         assert!(result.is_err(), "rename {fail_at} should fail the commit");
         assert_eq!(tree(root.path()), before, "rename {fail_at} failed");
     }
@@ -111,17 +113,11 @@ fn a_crash_during_the_swap_is_recovered_by_the_next_run() {
         stage(&workspace, "new", false);
         let mut calls = 0;
         let crashed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            workspace.commit_with(
-                &[],
-                &BTreeSet::new(),
-                true,
-                HandEdits::Refuse,
-                &mut |from, to| {
-                    calls += 1;
-                    assert!(calls != crash_at, "simulated crash");
-                    fs_err::rename(from, to)
-                },
-            )
+            commit_all(&workspace, &mut |from, to| {
+                calls += 1;
+                assert!(calls != crash_at, "simulated crash");
+                fs_err::rename(from, to)
+            })
         }))
         .is_err();
         workspace.crashed = true;
@@ -330,15 +326,10 @@ fn a_swap_the_system_refuses_names_the_folder_the_cause_and_the_fix() {
         let before = tree(root.path());
         let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
         stage(&workspace, "new", true);
-        let error = workspace
-            .commit_with(
-                &[],
-                &BTreeSet::new(),
-                true,
-                HandEdits::Refuse,
-                &mut |_, _| Err(std::io::Error::from_raw_os_error(code)),
-            )
-            .unwrap_err();
+        let error = commit_all(&workspace, &mut |_, _| {
+            Err(std::io::Error::from_raw_os_error(code))
+        })
+        .unwrap_err();
         let text = error.to_string();
         for expected in [
             "could not replace `overlays/a`",

@@ -16,6 +16,7 @@ use crate::validate::model::placement::placement;
 use crate::validate::model::workload::{Controller, Count, GroupRole, Request};
 use crate::validate::rule;
 use crate::validate::rules::shared::{Locate, code_list, gpu_capacity, plural};
+use crate::yaml::Node;
 
 /// Runs `accelerator-no-node-pool` over every accelerator pod template.
 pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut Vec<Diagnostic>) {
@@ -71,6 +72,14 @@ fn scale<'g>(group: &'g PodGroup<'_>) -> Option<&'g Count<'g>> {
     }
 }
 
+/// No node pool of the set makes the nodes (`what`: a slice, a GPU) that the pods of `group`
+/// select at `node` (`field`).
+fn no_node_pool(group: &PodGroup<'_>, what: &str, node: &Node, field: &str) -> Diagnostic {
+    let message = format!("no node pool in the set makes {what} nodes these pods can use");
+    let diagnostic = Diagnostic::error(rule::ACCELERATOR_NO_NODE_POOL, message);
+    group.template.finding(diagnostic, node, field)
+}
+
 fn check_tpu(
     group: &PodGroup<'_>,
     target: &TpuTarget<'_>,
@@ -83,19 +92,9 @@ fn check_tpu(
     if matching.is_empty() {
         let tpu_pools: Vec<&NodePool<'_>> =
             pools.iter().filter(|pool| pool.tpu.is_some()).collect();
+        let selection = &target.selection;
         out.push(
-            template
-                .finding(
-                    Diagnostic::error(
-                        rule::ACCELERATOR_NO_NODE_POOL,
-                        format!(
-                            "no node pool in the set makes {} nodes these pods can use",
-                            target.describe()
-                        ),
-                    ),
-                    target.selection.node,
-                    &target.selection.field,
-                )
+            no_node_pool(group, &target.describe(), selection.node, &selection.field)
                 .found(passed_over(&tpu_pools, group, "TPU"))
                 .expected(format!(
                     "a node pool of {} with `tpuTopology: {}`",
@@ -237,19 +236,9 @@ fn check_gpu(
     if matching.is_empty() {
         let gpu_pools: Vec<&NodePool<'_>> =
             pools.iter().filter(|pool| !pool.gpus.is_empty()).collect();
+        let what = format!("`{}`", gpu.label);
         out.push(
-            template
-                .finding(
-                    Diagnostic::error(
-                        rule::ACCELERATOR_NO_NODE_POOL,
-                        format!(
-                            "no node pool in the set makes `{}` nodes these pods can use",
-                            gpu.label
-                        ),
-                    ),
-                    requirement.node,
-                    &requirement.field,
-                )
+            no_node_pool(group, &what, requirement.node, &requirement.field)
                 .found(passed_over(&gpu_pools, group, "GPU"))
                 .expected(format!("a node pool with `{}` GPUs", gpu.label))
                 .fix("add a matching `ContainerNodePool`, or select the GPU the node pools have")

@@ -265,25 +265,55 @@ fn check_node_count(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic
     let mut problems: Vec<(&str, &Node, String, String, String)> = Vec::new();
     // A count written with the wrong value.
     let wrong = |field, node, expected, message| (field, node, text(node), expected, message);
-    if let Some(autoscaling) = spec.get("autoscaling") {
-        match autoscaling.get("maxNodeCount") {
-            Some(node) if !whole(&node) => problems.push(wrong(
-                "spec.autoscaling.maxNodeCount",
-                node,
-                hosts.to_string(),
-                format!("the autoscaling maximum of a `{topology}` slice pool must be {hosts}"),
-            )),
-            Some(_) => {}
-            // GKE sizes TPU slices per zone: with only `totalMaxNodeCount` the per-zone
-            // maximum is 0 and pool creation fails.
-            None => problems.push((
-                "spec.autoscaling.maxNodeCount",
-                autoscaling.get("totalMaxNodeCount").unwrap_or(autoscaling),
-                "no `maxNodeCount`".to_string(),
-                hosts.to_string(),
-                format!("autoscaled `{topology}` slice pools need `maxNodeCount: {hosts}`"),
-            )),
+    // The count that must be the whole slice: the autoscaling maximum, else the node count.
+    // (field, the value written, where to point and what stands there when it is missing,
+    // the message when it is wrong, when it is missing)
+    let autoscaling = spec.get("autoscaling");
+    let (field, written, absent, absent_found, wrong_message, missing_message) = match autoscaling {
+        // GKE sizes TPU slices per zone: with only `totalMaxNodeCount` the per-zone maximum
+        // is 0 and pool creation fails.
+        Some(autoscaling) => (
+            "spec.autoscaling.maxNodeCount",
+            autoscaling.get("maxNodeCount"),
+            autoscaling.get("totalMaxNodeCount").unwrap_or(autoscaling),
+            "no `maxNodeCount`",
+            format!("the autoscaling maximum of a `{topology}` slice pool must be {hosts}"),
+            format!("autoscaled `{topology}` slice pools need `maxNodeCount: {hosts}`"),
+        ),
+        None => {
+            let (field, written) = [
+                ("spec.nodeCount", "nodeCount"),
+                ("spec.initialNodeCount", "initialNodeCount"),
+            ]
+            .into_iter()
+            .find_map(|(field, key)| Some((field, spec.get(key)?)))
+            .map_or(("spec.nodeCount", None), |(field, node)| {
+                (field, Some(node))
+            });
+            (
+                field,
+                written,
+                spec,
+                "no `nodeCount` or `initialNodeCount`",
+                format!("a `{topology}` slice pool needs {hosts} nodes"),
+                format!("a `{topology}` slice pool needs an explicit node count of {hosts}"),
+            )
         }
+    };
+    match written {
+        Some(node) if !whole(&node) => {
+            problems.push(wrong(field, node, hosts.to_string(), wrong_message));
+        }
+        Some(_) => {}
+        None => problems.push((
+            field,
+            absent,
+            absent_found.to_string(),
+            hosts.to_string(),
+            missing_message,
+        )),
+    }
+    if let Some(autoscaling) = autoscaling {
         let minimums = [
             (
                 "spec.autoscaling.minNodeCount",
@@ -304,29 +334,6 @@ fn check_node_count(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic
                     format!("a `{topology}` slice pool has 0 or {hosts} nodes, nothing between"),
                 ));
             }
-        }
-    } else {
-        let written = [
-            ("spec.nodeCount", "nodeCount"),
-            ("spec.initialNodeCount", "initialNodeCount"),
-        ]
-        .into_iter()
-        .find_map(|(field, key)| Some((field, spec.get(key)?)));
-        match written {
-            Some((field, node)) if !whole(&node) => problems.push(wrong(
-                field,
-                node,
-                hosts.to_string(),
-                format!("a `{topology}` slice pool needs {hosts} nodes"),
-            )),
-            Some(_) => {}
-            None => problems.push((
-                "spec.nodeCount",
-                spec,
-                "no `nodeCount` or `initialNodeCount`".to_string(),
-                hosts.to_string(),
-                format!("a `{topology}` slice pool needs an explicit node count of {hosts}"),
-            )),
         }
     }
     for (field, node, found, expected, message) in problems {
