@@ -302,13 +302,7 @@ fn compute_class_nodes(class: &Object<'_>, pools: &[NodePool<'_>]) -> Vec<GpuNod
                 ),
             });
         }
-        for pool_name in priority
-            .get("nodepools")
-            .and_then(Node::as_seq)
-            .unwrap_or(&[])
-            .iter()
-            .filter_map(Node::as_str)
-        {
+        for pool_name in priority.items("nodepools").iter().filter_map(Node::as_str) {
             nodes.extend(
                 pools
                     .iter()
