@@ -76,6 +76,11 @@ fn scale<'g>(group: &'g PodGroup<'_>) -> Option<&'g Count<'g>> {
 /// select at `node` (`field`).
 fn no_node_pool(group: &PodGroup<'_>, what: &str, node: &Node, field: &str) -> Diagnostic {
     let message = format!("no node pool in the set makes {what} nodes these pods can use");
+    error(group, message, node, field)
+}
+
+/// An `accelerator-no-node-pool` finding about the pods of `group`, at `node` (`field`).
+fn error(group: &PodGroup<'_>, message: String, node: &Node, field: &str) -> Diagnostic {
     let diagnostic = Diagnostic::error(rule::ACCELERATOR_NO_NODE_POOL, message);
     group.template.finding(diagnostic, node, field)
 }
@@ -184,19 +189,12 @@ fn check_tpu(
     } else {
         "raise the node count of the matching node pools, or run fewer replicas".to_string()
     };
+    let message = format!(
+        "{needed} {} slices are needed but the matching node pools hold {capacity}",
+        target.describe()
+    );
     out.push(
-        template
-            .finding(
-                Diagnostic::error(
-                    rule::ACCELERATOR_NO_NODE_POOL,
-                    format!(
-                        "{needed} {} slices are needed but the matching node pools hold {capacity}",
-                        target.describe()
-                    ),
-                ),
-                anchor,
-                field,
-            )
+        error(group, message, anchor, field)
             .found(format!(
                 "room for {} in {}",
                 plural(capacity, "slice"),
@@ -260,19 +258,12 @@ fn check_gpu(
         return;
     }
     let names = pool_names(&matching);
+    let message = format!(
+        "{pods} pods with {} `{}` each do not fit the matching node pools, which hold {capacity}",
+        request.count, gpu.label
+    );
     out.push(
-        template
-            .finding(
-                Diagnostic::error(
-                    rule::ACCELERATOR_NO_NODE_POOL,
-                    format!(
-                        "{pods} pods with {} `{}` each do not fit the matching node pools, which hold {capacity}",
-                        request.count, gpu.label
-                    ),
-                ),
-                scale.anchor,
-                &scale.field,
-            )
+        error(group, message, scale.anchor, &scale.field)
             .found(format!("room for {} in {}", plural(capacity, "pod"), names))
             .expected(format!("room for {}", plural(pods, "pod")))
             .fix("raise the node count (or autoscaling maximum) of the matching node pools, or run fewer pods")

@@ -147,6 +147,11 @@ fn check_placement(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic>
     let Some(slice) = &tpu.slice else {
         return;
     };
+    // A finding of this rule, at `node` (`field`) of the pool.
+    let error = |message: String, node: &Node, field: &str| {
+        let diagnostic = Diagnostic::error(rule::NODEPOOL_TPU_PLACEMENT, message);
+        finding(pool, diagnostic, node, field).blueprint_field("spec.tpu.topology")
+    };
     match slice.placement() {
         Placement::None => {
             if let Some(policy) = policy {
@@ -154,23 +159,16 @@ fn check_placement(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic>
                     Some(topology) => format!("`placementPolicy` with `tpuTopology: {topology}`"),
                     None => "`placementPolicy`".to_string(),
                 };
+                let message = format!(
+                    "single-host `{}` node pools take no `placementPolicy`",
+                    slice.name
+                );
+                let node = tpu_topology.unwrap_or(policy);
                 out.push(
-                    finding(
-                        pool,
-                        Diagnostic::error(
-                            rule::NODEPOOL_TPU_PLACEMENT,
-                            format!(
-                                "single-host `{}` node pools take no `placementPolicy`",
-                                slice.name
-                            ),
-                        ),
-                        tpu_topology.unwrap_or(policy),
-                        "spec.placementPolicy",
-                    )
-                    .found(found)
-                    .expected("no `placementPolicy`: GKE rejects placement and topology on single-host TPU node pools")
-                    .fix("remove `spec.placementPolicy`")
-                    .blueprint_field("spec.tpu.topology"),
+                    error(message, node, "spec.placementPolicy")
+                        .found(found)
+                        .expected("no `placementPolicy`: GKE rejects placement and topology on single-host TPU node pools")
+                        .fix("remove `spec.placementPolicy`"),
                 );
             }
         }
@@ -179,22 +177,17 @@ fn check_placement(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic>
             if written != Some("COMPACT") {
                 let anchor = policy_type.or(policy).unwrap_or(pool.object.node);
                 out.push(
-                    finding(
-                        pool,
-                        Diagnostic::error(
-                            rule::NODEPOOL_TPU_PLACEMENT,
-                            format!(
-                                "multi-host `{}` node pools need `COMPACT` placement",
-                                slice.name
-                            ),
+                    error(
+                        format!(
+                            "multi-host `{}` node pools need `COMPACT` placement",
+                            slice.name
                         ),
                         anchor,
                         "spec.placementPolicy.type",
                     )
                     .found(written.map_or_else(|| "no `type`".to_string(), |t| format!("`{t}`")))
                     .expected("`COMPACT`")
-                    .fix("set `spec.placementPolicy.type: COMPACT`")
-                    .blueprint_field("spec.tpu.topology"),
+                    .fix("set `spec.placementPolicy.type: COMPACT`"),
                 );
             }
         }
@@ -202,14 +195,10 @@ fn check_placement(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic>
             let policy_ref = policy.and_then(|policy| policy.get("policyNameRef"));
             if policy_ref.is_none() {
                 out.push(
-                    finding(
-                        pool,
-                        Diagnostic::error(
-                            rule::NODEPOOL_TPU_PLACEMENT,
-                            format!(
-                                "multi-host `{}` node pools need a workload policy",
-                                slice.name
-                            ),
+                    error(
+                        format!(
+                            "multi-host `{}` node pools need a workload policy",
+                            slice.name
                         ),
                         policy.unwrap_or(pool.object.node),
                         "spec.placementPolicy.policyNameRef",
@@ -218,29 +207,23 @@ fn check_placement(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic>
                     .expected(
                         "`policyNameRef` to a high-throughput workload `ComputeResourcePolicy`",
                     )
-                    .fix("add `spec.placementPolicy.policyNameRef`")
-                    .blueprint_field("spec.tpu.topology"),
+                    .fix("add `spec.placementPolicy.policyNameRef`"),
                 );
             }
             // GKE refuses `COMPACT` placement for Ironwood pools ("use workload policy instead").
             if let Some(policy_type) = policy_type.filter(|t| t.as_str() == Some("COMPACT")) {
                 out.push(
-                    finding(
-                        pool,
-                        Diagnostic::error(
-                            rule::NODEPOOL_TPU_PLACEMENT,
-                            format!(
-                                "`{}` node pools use a workload policy, not `COMPACT` placement",
-                                slice.name
-                            ),
+                    error(
+                        format!(
+                            "`{}` node pools use a workload policy, not `COMPACT` placement",
+                            slice.name
                         ),
                         policy_type,
                         "spec.placementPolicy.type",
                     )
                     .found("`COMPACT`")
                     .expected("no `COMPACT` placement type")
-                    .fix("remove `spec.placementPolicy.type` and keep `policyNameRef`")
-                    .blueprint_field("spec.tpu.topology"),
+                    .fix("remove `spec.placementPolicy.type` and keep `policyNameRef`"),
                 );
             }
         }
