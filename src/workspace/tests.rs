@@ -59,15 +59,17 @@ fn stage(workspace: &Workspace, content: &str, with_b: bool) {
     }
 }
 
+/// Renders `content` for `a` (and `b` when `with_b`) into the repository at `root`.
+fn render(root: &Path, content: &str, with_b: bool) -> Result<Comparison, WriteError> {
+    let workspace = Workspace::open(root, Duration::from_secs(1)).unwrap();
+    stage(&workspace, content, with_b);
+    workspace.commit(&[], &BTreeSet::new(), true, HandEdits::Refuse)
+}
+
 /// A repository rendered once with `old` content for `a` and `b`.
 fn repository() -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
-    let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
-    stage(&workspace, "old", true);
-    workspace
-        .commit(&[], &BTreeSet::new(), true, HandEdits::Refuse)
-        .unwrap();
-    drop(workspace);
+    render(root.path(), "old", true).unwrap();
     root
 }
 
@@ -173,11 +175,7 @@ fn foreign_entries_are_kept_and_never_overwritten() {
     // Hand-made things: a folder without marker, and a file in a generated folder.
     write(&root.path().join("rendered/hand-made/x.yaml"), "mine\n");
     write(&root.path().join("rendered/a/NOTES.md"), "notes\n");
-    let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
-    stage(&workspace, "new", false);
-    let comparison = workspace
-        .commit(&[], &BTreeSet::new(), true, HandEdits::Refuse)
-        .unwrap();
+    let comparison = render(root.path(), "new", false).unwrap();
     assert_eq!(
         comparison.foreign,
         ["rendered/a/NOTES.md", "rendered/hand-made"]
@@ -190,7 +188,6 @@ fn foreign_entries_are_kept_and_never_overwritten() {
         !files.contains_key("rendered/b/f.yaml"),
         "b was generated: removed"
     );
-    drop(workspace);
 
     // A render that would write over a foreign folder stops before writing.
     write(&root.path().join("overlays/c/kustomization.yaml"), "mine\n");
@@ -270,11 +267,7 @@ fn markers_without_blob_ids_are_read() {
         &format!("{MARKER_HEADER} from blueprints/x.yaml\nf.yaml\n"),
     );
     write(&root.path().join("rendered/a/f.yaml"), "edited\n");
-    let workspace = Workspace::open(root.path(), Duration::from_secs(1)).unwrap();
-    stage(&workspace, "new", true);
-    let comparison = workspace
-        .commit(&[], &BTreeSet::new(), true, HandEdits::Refuse)
-        .unwrap();
+    let comparison = render(root.path(), "new", true).unwrap();
     assert!(comparison.foreign.is_empty(), "{:?}", comparison.foreign);
     assert_eq!(tree(root.path())["rendered/a/f.yaml"], b"new\n");
 }

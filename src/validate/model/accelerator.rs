@@ -347,12 +347,8 @@ pub(crate) fn read_topology(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::validate::model::spec;
     use crate::validate::model::workload::selections;
-    use crate::yaml::{Node, parse_documents};
-
-    fn spec(text: &str) -> Node {
-        parse_documents(text).unwrap().remove(0)
-    }
 
     #[test]
     fn resolves_one_accelerator_and_one_legal_topology() {

@@ -717,11 +717,7 @@ pub(crate) fn tolerations(spec: &Node) -> Vec<Toleration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::parse_documents;
-
-    fn spec(text: &str) -> Node {
-        parse_documents(text).unwrap().remove(0)
-    }
+    use crate::validate::model::spec;
 
     #[test]
     fn sums_app_containers_and_sidecars_but_not_one_off_init_containers() {
