@@ -130,6 +130,18 @@ impl fmt::Display for ObjectRef {
     }
 }
 
+/// Builder methods that set an optional text field of [`Diagnostic`] of the same name.
+macro_rules! text_setters {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        #[must_use]
+        pub fn $name(mut self, $name: impl Into<String>) -> Self {
+            self.$name = Some($name.into());
+            self
+        }
+    )*};
+}
+
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Diagnostic {
@@ -212,39 +224,17 @@ impl Diagnostic {
         self
     }
 
-    /// Sets the dotted field path.
-    #[must_use]
-    pub fn field(mut self, field: impl Into<String>) -> Self {
-        self.field = Some(field.into());
-        self
-    }
-
-    /// Sets what was found.
-    #[must_use]
-    pub fn found(mut self, found: impl Into<String>) -> Self {
-        self.found = Some(found.into());
-        self
-    }
-
-    /// Sets what was expected.
-    #[must_use]
-    pub fn expected(mut self, expected: impl Into<String>) -> Self {
-        self.expected = Some(expected.into());
-        self
-    }
-
-    /// Sets the fix.
-    #[must_use]
-    pub fn fix(mut self, fix: impl Into<String>) -> Self {
-        self.fix = Some(fix.into());
-        self
-    }
-
-    /// Sets the blueprint field that `render` should point at.
-    #[must_use]
-    pub fn blueprint_field(mut self, field: impl Into<String>) -> Self {
-        self.blueprint_field = Some(field.into());
-        self
+    text_setters! {
+        /// Sets the dotted field path.
+        field;
+        /// Sets what was found.
+        found;
+        /// Sets what was expected.
+        expected;
+        /// Sets the fix.
+        fix;
+        /// Sets the blueprint field that `render` should point at.
+        blueprint_field;
     }
 
     /// Whether this is an error.

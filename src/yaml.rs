@@ -123,6 +123,13 @@ impl Node {
         path.iter().try_fold(self, |node, key| node.get(key))
     }
 
+    /// The items of the sequence under `key` when this node is a mapping; none when the key
+    /// is absent or holds something else.
+    #[must_use]
+    pub fn items(&self, key: &str) -> &[Node] {
+        self.get(key).and_then(Node::as_seq).unwrap_or(&[])
+    }
+
     /// The deepest node along a dotted path (`spec.tpu.topology`) that exists, and whether the
     /// whole path was found. Used to point diagnostics at the closest thing the user wrote.
     #[must_use]

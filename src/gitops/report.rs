@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::diff::{Change, Diff, FieldChange, ObjectDiff};
-use super::impact::{Cost, Impact, Refused};
+use super::impact::{AcceleratorDelta, Cost, Impact, Refused};
 use super::prices::HOURS_PER_MONTH;
 
 /// GitHub refuses comments above 65,536 characters; the Markdown stops adding objects below.
@@ -124,6 +124,19 @@ fn monthly(hourly: f64) -> String {
     format!("{sign}${grouped}/month")
 }
 
+/// What both reports say of an accelerator delta: what is counted (`TPU v4 chips`), where,
+/// before, after and the signed change.
+fn delta_parts(delta: &AcceleratorDelta) -> (String, &str, i64, i64, String) {
+    let what = format!("{} {}", delta.accelerator, delta.unit);
+    let change = format!("{:+}", delta.after - delta.before);
+    (what, delta.counted_in, delta.before, delta.after, change)
+}
+
+/// A price per hour, or `none` when there is none.
+fn per_hour(usd_per_hour: Option<f64>, none: &str) -> String {
+    usd_per_hour.map_or(none.to_string(), |v| format!("{}/h", usd(v)))
+}
+
 fn cost_headline(cost: &Cost) -> String {
     format!(
         "{}/h → {}/h ({}/h, about {} at {} h)",
@@ -171,15 +184,10 @@ pub fn text(diff: &Diff) -> String {
         );
     }
     for delta in &impact.accelerators {
+        let (what, counted_in, before, after, change) = delta_parts(delta);
         let _ = writeln!(
             out,
-            "  {} {} in {}: {} → {} ({:+})",
-            delta.accelerator,
-            delta.unit,
-            delta.counted_in,
-            delta.before,
-            delta.after,
-            delta.after - delta.before
+            "  {what} in {counted_in}: {before} → {after} ({change})"
         );
     }
     let cost = &impact.cost;
@@ -195,10 +203,8 @@ pub fn text(diff: &Diff) -> String {
                 "    {} [{}]: {} → {} ({})",
                 line.object,
                 line.blueprint,
-                line.before_usd_per_hour
-                    .map_or("-".to_string(), |v| format!("{}/h", usd(v))),
-                line.after_usd_per_hour
-                    .map_or("-".to_string(), |v| format!("{}/h", usd(v))),
+                per_hour(line.before_usd_per_hour, "-"),
+                per_hour(line.after_usd_per_hour, "-"),
                 line.detail
             );
         }
@@ -389,15 +395,10 @@ fn markdown_impact(out: &mut String, impact: &Impact) {
     if !impact.accelerators.is_empty() {
         out.push_str("**Accelerators**\n\n| accelerator | counted in | before | after | change |\n|---|---|---:|---:|---:|\n");
         for delta in &impact.accelerators {
+            let (what, counted_in, before, after, change) = delta_parts(delta);
             let _ = writeln!(
                 out,
-                "| {} {} | {} | {} | {} | **{:+}** |",
-                delta.accelerator,
-                delta.unit,
-                delta.counted_in,
-                delta.before,
-                delta.after,
-                delta.after - delta.before
+                "| {what} | {counted_in} | {before} | {after} | **{change}** |"
             );
         }
         out.push('\n');
@@ -419,10 +420,8 @@ fn markdown_impact(out: &mut String, impact: &Impact) {
                     "| {} | {} | {} | {} | {} |",
                     code(&line.object),
                     code(&line.blueprint),
-                    line.before_usd_per_hour
-                        .map_or("—".to_string(), |v| format!("{}/h", usd(v))),
-                    line.after_usd_per_hour
-                        .map_or("—".to_string(), |v| format!("{}/h", usd(v))),
+                    per_hour(line.before_usd_per_hour, "—"),
+                    per_hour(line.after_usd_per_hour, "—"),
                     html(&line.detail).replace('|', "\\|")
                 );
             }

@@ -178,30 +178,38 @@ impl Emitter {
         }
     }
 
+    /// Whether the space at `i` of `chars` may fold a long line: breaks allowed, the first
+    /// space of a run, past the best width, and (`quoted`) not a quoted scalar's first or last
+    /// character. Each style adds its own condition on what follows.
+    fn folds_at(
+        &self,
+        allow_breaks: bool,
+        spaces: bool,
+        chars: &[char],
+        i: usize,
+        quoted: bool,
+    ) -> bool {
+        allow_breaks
+            && !spaces
+            && self.column > BEST_WIDTH
+            && (!quoted || (i != 0 && i != chars.len() - 1))
+    }
+
+    /// A space of a scalar: a line break and the indentation where it folds, else itself.
+    fn write_space(&mut self, fold: bool, indent: usize) {
+        if fold {
+            self.write_indent(indent);
+        } else {
+            self.put(' ');
+        }
+    }
+
     /// `yaml_emitter_write_plain_scalar`.
     fn write_plain(&mut self, value: &str, indent: usize, allow_breaks: bool) {
         if !self.whitespace {
             self.put(' ');
         }
-        let mut spaces = false;
-        let mut chars = value.chars().peekable();
-        while let Some(c) = chars.next() {
-            if c == ' ' {
-                if allow_breaks
-                    && !spaces
-                    && self.column > BEST_WIDTH
-                    && chars.peek().is_some_and(|&n| n != ' ')
-                {
-                    self.write_indent(indent);
-                } else {
-                    self.put(c);
-                }
-                spaces = true;
-            } else {
-                self.put(c);
-                spaces = false;
-            }
-        }
+        self.write_folding(value, indent, allow_breaks, false);
         self.whitespace = false;
         self.indention = false;
     }
@@ -209,31 +217,29 @@ impl Emitter {
     /// `yaml_emitter_write_single_quoted_scalar` (strings with line breaks never get here).
     fn write_single_quoted(&mut self, value: &str, indent: usize, allow_breaks: bool) {
         self.write_indicator("'", true, false);
+        self.write_folding(value, indent, allow_breaks, true);
+        self.write_indicator("'", false, false);
+    }
+
+    /// The text of a plain or (`quoted`) single-quoted scalar, folded at single spaces: the
+    /// loops the two go-yaml functions share. A quote inside a quoted scalar is doubled.
+    fn write_folding(&mut self, value: &str, indent: usize, allow_breaks: bool, quoted: bool) {
         let mut spaces = false;
         let chars: Vec<char> = value.chars().collect();
         for (i, &c) in chars.iter().enumerate() {
             if c == ' ' {
-                if allow_breaks
-                    && !spaces
-                    && self.column > BEST_WIDTH
-                    && i != 0
-                    && i != chars.len() - 1
-                    && chars.get(i + 1).is_some_and(|&n| n != ' ')
-                {
-                    self.write_indent(indent);
-                } else {
-                    self.put(c);
-                }
+                let fold = self.folds_at(allow_breaks, spaces, &chars, i, quoted)
+                    && chars.get(i + 1).is_some_and(|&n| n != ' ');
+                self.write_space(fold, indent);
                 spaces = true;
             } else {
-                if c == '\'' {
+                if quoted && c == '\'' {
                     self.put('\'');
                 }
                 self.put(c);
                 spaces = false;
             }
         }
-        self.write_indicator("'", false, false);
     }
 
     /// `yaml_emitter_write_double_quoted_scalar`.
@@ -260,18 +266,11 @@ impl Emitter {
                 }
                 spaces = false;
             } else if c == ' ' {
-                if allow_breaks
-                    && !spaces
-                    && self.column > BEST_WIDTH
-                    && i != 0
-                    && i != chars.len() - 1
-                {
-                    self.write_indent(indent);
-                    if chars.get(i + 1) == Some(&' ') {
-                        self.put('\\');
-                    }
-                } else {
-                    self.put(c);
+                let fold = self.folds_at(allow_breaks, spaces, &chars, i, true);
+                self.write_space(fold, indent);
+                // A space after the break would be read as indentation: escape it.
+                if fold && chars.get(i + 1) == Some(&' ') {
+                    self.put('\\');
                 }
                 spaces = true;
             } else {

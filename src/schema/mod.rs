@@ -257,7 +257,7 @@ impl Schemas {
         options: &CheckOptions,
     ) -> Vec<Diagnostic> {
         let mut out = Vec::new();
-        let items = list.node.get("items").and_then(Node::as_seq).unwrap_or(&[]);
+        let items = list.node.items("items");
         for (index, item) in items.iter().enumerate() {
             match Object::from_node(list.file, item) {
                 Some(object) => out.extend(self.check_impl(&object, source, options)),

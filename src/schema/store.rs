@@ -122,17 +122,7 @@ impl Entry {
     fn compile(&self) -> Result<Compiled, String> {
         match &self.source {
             Source::Builtin(definition) => {
-                let builtin = builtin()?;
-                let schema = json!({ "$ref": format!("{DEFINITIONS_URI}#/$defs/{definition}") });
-                let validator = options()
-                    .with_draft(Draft::Draft202012)
-                    .with_registry(&builtin.registry)
-                    .build(&schema)
-                    .map_err(|e| format!("{} {}: {e}", self.api_version, self.kind))?;
-                Ok(Compiled {
-                    validator,
-                    docs: vec![(DEFINITIONS_URI.to_owned(), Arc::clone(&builtin.defs))],
-                })
+                compile_builtin(definition, &format!("{} {}", self.api_version, self.kind))
             }
             Source::Crd(file) => {
                 let mut schema = embedded::json(&format!("crds/{file}"))?;
@@ -322,24 +312,28 @@ fn builtin() -> Result<&'static Builtin, String> {
         .map_err(Clone::clone)
 }
 
+/// The validator of the embedded definition `definition` (`#/$defs/<definition>`); errors
+/// name `what`.
+fn compile_builtin(definition: &str, what: &str) -> Result<Compiled, String> {
+    let builtin = builtin()?;
+    let schema = json!({ "$ref": format!("{DEFINITIONS_URI}#/$defs/{definition}") });
+    let validator = options()
+        .with_draft(Draft::Draft202012)
+        .with_registry(&builtin.registry)
+        .build(&schema)
+        .map_err(|e| format!("{what}: {e}"))?;
+    Ok(Compiled {
+        validator,
+        docs: vec![(DEFINITIONS_URI.to_owned(), Arc::clone(&builtin.defs))],
+    })
+}
+
 /// `ObjectMeta`, for custom resources' `metadata`.
 pub(crate) fn object_meta() -> Result<&'static Compiled, String> {
     static META: OnceLock<Result<Compiled, String>> = OnceLock::new();
-    META.get_or_init(|| {
-        let builtin = builtin()?;
-        let schema = json!({ "$ref": format!("{DEFINITIONS_URI}#/$defs/{OBJECT_META}") });
-        let validator = options()
-            .with_draft(Draft::Draft202012)
-            .with_registry(&builtin.registry)
-            .build(&schema)
-            .map_err(|e| format!("ObjectMeta: {e}"))?;
-        Ok(Compiled {
-            validator,
-            docs: vec![(DEFINITIONS_URI.to_owned(), Arc::clone(&builtin.defs))],
-        })
-    })
-    .as_ref()
-    .map_err(Clone::clone)
+    META.get_or_init(|| compile_builtin(OBJECT_META, "ObjectMeta"))
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 /// A `crds/index.json` entry (only the fields the checker reads).

@@ -354,6 +354,32 @@ struct Root {
     namespace: Option<String>,
 }
 
+impl Root {
+    /// The root of one plane of the blueprint `instance`: deleting it deletes its objects.
+    fn blueprint(name: String, instance: &str, dir: String, destination: String) -> Self {
+        Self {
+            name,
+            instance: instance.to_string(),
+            dir,
+            propagate_deletion: true,
+            destination,
+            namespace: None,
+        }
+    }
+
+    /// A bootstrap root, over the tool's own `_sync` folder: it never deletes what it synced.
+    fn bootstrap(name: &str, dir: String, destination: &str, namespace: Option<String>) -> Self {
+        Self {
+            name: name.to_string(),
+            instance: BOOTSTRAP_INSTANCE.to_string(),
+            dir,
+            propagate_deletion: false,
+            destination: destination.to_string(),
+            namespace,
+        }
+    }
+}
+
 /// The files of `rendered/_sync/` (relative path → content) for the repository's blueprints
 /// (`roots`, by name, every blueprint of the repository), or `None` when nothing is wired.
 pub fn sync_folder(
@@ -386,25 +412,23 @@ pub fn sync_folder(
             let mut clusters: BTreeMap<Cluster, Vec<Root>> = BTreeMap::new();
             for (name, roots) in roots {
                 if roots.config_connector.is_some() {
-                    host.push(Root {
-                        name: root_sync_name("aiml-cc-", name),
-                        instance: name.clone(),
-                        dir: rendered(name, Plane::ConfigConnector),
-                        propagate_deletion: true,
-                        destination: String::new(),
-                        namespace: None,
-                    });
+                    host.push(Root::blueprint(
+                        root_sync_name("aiml-cc-", name),
+                        name,
+                        rendered(name, Plane::ConfigConnector),
+                        String::new(),
+                    ));
                 }
                 if roots.workload.is_some() {
                     match target_cluster(repository, name).filter(|c| c.dir().is_some()) {
-                        Some(cluster) => clusters.entry(cluster).or_default().push(Root {
-                            name: root_sync_name("aiml-", name),
-                            instance: name.clone(),
-                            dir: rendered(name, Plane::Workload),
-                            propagate_deletion: true,
-                            destination: String::new(),
-                            namespace: None,
-                        }),
+                        Some(cluster) => {
+                            clusters.entry(cluster).or_default().push(Root::blueprint(
+                                root_sync_name("aiml-", name),
+                                name,
+                                rendered(name, Plane::Workload),
+                                String::new(),
+                            ))
+                        }
                         None => readme.unplaced.push(name.clone()),
                     }
                 }
@@ -415,19 +439,18 @@ pub fn sync_folder(
                     "config-connector-host",
                     &root_syncs(git, settings, host)?,
                 )?;
-                let bootstrap = Root {
-                    name: "aiml-config-connector".into(),
-                    instance: BOOTSTRAP_INSTANCE.into(),
-                    dir: own("config-connector-host"),
-                    propagate_deletion: false,
-                    destination: String::new(),
-                    namespace: None,
-                };
-                files.insert(
-                    "bootstrap/config-connector-host.yaml".into(),
-                    single(&root_syncs(git, settings, vec![bootstrap])?)?,
+                let bootstrap = Root::bootstrap(
+                    "aiml-config-connector",
+                    own("config-connector-host"),
+                    "",
+                    None,
                 );
-                readme.host = Some("bootstrap/config-connector-host.yaml".into());
+                let objects = root_syncs(git, settings, vec![bootstrap])?;
+                readme.host = Some(bootstrap_file(
+                    &mut files,
+                    "config-connector-host",
+                    &objects,
+                )?);
             }
             for (cluster, roots) in clusters {
                 let Some(dir) = cluster.dir() else { continue };
@@ -435,19 +458,9 @@ pub fn sync_folder(
                 if cluster.managed {
                     readme.fleet.push(cluster.clone());
                 } else {
-                    let bootstrap = Root {
-                        name: "aiml-workload".into(),
-                        instance: BOOTSTRAP_INSTANCE.into(),
-                        dir: own(&dir),
-                        propagate_deletion: false,
-                        destination: String::new(),
-                        namespace: None,
-                    };
-                    let file = format!("bootstrap/{dir}.yaml");
-                    files.insert(
-                        file.clone(),
-                        single(&root_syncs(git, settings, vec![bootstrap])?)?,
-                    );
+                    let bootstrap = Root::bootstrap("aiml-workload", own(&dir), "", None);
+                    let objects = root_syncs(git, settings, vec![bootstrap])?;
+                    let file = bootstrap_file(&mut files, &dir, &objects)?;
                     readme.existing.push((cluster.clone(), file));
                 }
             }
@@ -456,27 +469,23 @@ pub fn sync_folder(
             let mut applications = Vec::new();
             for (name, roots) in roots {
                 if roots.config_connector.is_some() {
-                    applications.push(Root {
-                        name: application_name(name, "-config-connector"),
-                        instance: name.clone(),
-                        dir: rendered(name, Plane::ConfigConnector),
-                        propagate_deletion: true,
-                        destination: settings.argocd.config_connector_cluster.clone(),
-                        namespace: None,
-                    });
+                    applications.push(Root::blueprint(
+                        application_name(name, "-config-connector"),
+                        name,
+                        rendered(name, Plane::ConfigConnector),
+                        settings.argocd.config_connector_cluster.clone(),
+                    ));
                 }
                 if roots.workload.is_some() {
                     match target_cluster(repository, name).filter(|c| c.dir().is_some()) {
                         Some(cluster) => {
                             readme.argocd_clusters.push(cluster.argocd_name());
-                            applications.push(Root {
-                                name: application_name(name, "-workload"),
-                                instance: name.clone(),
-                                dir: rendered(name, Plane::Workload),
-                                propagate_deletion: true,
-                                destination: cluster.argocd_name(),
-                                namespace: None,
-                            });
+                            applications.push(Root::blueprint(
+                                application_name(name, "-workload"),
+                                name,
+                                rendered(name, Plane::Workload),
+                                cluster.argocd_name(),
+                            ));
                         }
                         None => readme.unplaced.push(name.clone()),
                     }
@@ -488,19 +497,14 @@ pub fn sync_folder(
                     "argocd",
                     &argo_applications(git, settings, applications)?,
                 )?;
-                let bootstrap = Root {
-                    name: "aiml".into(),
-                    instance: BOOTSTRAP_INSTANCE.into(),
-                    dir: own("argocd"),
-                    propagate_deletion: false,
-                    destination: "in-cluster".into(),
-                    namespace: Some(settings.argocd.namespace.clone()),
-                };
-                files.insert(
-                    "bootstrap/argocd.yaml".into(),
-                    single(&argo_applications(git, settings, vec![bootstrap])?)?,
+                let bootstrap = Root::bootstrap(
+                    "aiml",
+                    own("argocd"),
+                    "in-cluster",
+                    Some(settings.argocd.namespace.clone()),
                 );
-                readme.argocd = Some("bootstrap/argocd.yaml".into());
+                let objects = argo_applications(git, settings, vec![bootstrap])?;
+                readme.argocd = Some(bootstrap_file(&mut files, "argocd", &objects)?);
             }
             readme.argocd_clusters.sort();
             readme.argocd_clusters.dedup();
@@ -576,6 +580,18 @@ fn single(stream: &str) -> Result<String, manifest::SplitError> {
         .into_iter()
         .map(|object| object.text)
         .collect())
+}
+
+/// Writes `bootstrap/<dir>.yaml`, the object (in `stream`) that syncs the folder `dir`, and
+/// returns its path.
+fn bootstrap_file(
+    files: &mut BTreeMap<String, String>,
+    dir: &str,
+    stream: &str,
+) -> Result<String, manifest::SplitError> {
+    let file = format!("bootstrap/{dir}.yaml");
+    files.insert(file.clone(), single(stream)?);
+    Ok(file)
 }
 
 /// Splits `stream` into one file per object under `dir`, named as `rendered/` names them

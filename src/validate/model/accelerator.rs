@@ -302,13 +302,7 @@ fn compute_class_nodes(class: &Object<'_>, pools: &[NodePool<'_>]) -> Vec<GpuNod
                 ),
             });
         }
-        for pool_name in priority
-            .get("nodepools")
-            .and_then(Node::as_seq)
-            .unwrap_or(&[])
-            .iter()
-            .filter_map(Node::as_str)
-        {
+        for pool_name in priority.items("nodepools").iter().filter_map(Node::as_str) {
             nodes.extend(
                 pools
                     .iter()
@@ -353,12 +347,8 @@ pub(crate) fn read_topology(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::validate::model::spec;
     use crate::validate::model::workload::selections;
-    use crate::yaml::{Node, parse_documents};
-
-    fn spec(text: &str) -> Node {
-        parse_documents(text).unwrap().remove(0)
-    }
 
     #[test]
     fn resolves_one_accelerator_and_one_legal_topology() {

@@ -92,9 +92,7 @@ fn read<'a>(object: &'a Object<'a>) -> Option<Autoscaler<'a>> {
         .filter(|node| node.as_count().is_some())
         .map(|_| Count::read(spec, "spec", "maxReplicas", 0));
     let external_metrics = spec
-        .get("metrics")
-        .and_then(Node::as_seq)
-        .unwrap_or(&[])
+        .items("metrics")
         .iter()
         .enumerate()
         .filter(|(_, metric)| metric.get("type").and_then(Node::as_str) == Some("External"))

@@ -182,3 +182,9 @@ pub(crate) fn pod_groups<'a>(
         .map(|template| PodGroup::new(template, pools, &compute_classes))
         .collect()
 }
+
+/// The first document of `text`, for the tests of the model's readers.
+#[cfg(test)]
+pub(crate) fn spec(text: &str) -> Node {
+    crate::yaml::parse_documents(text).unwrap().remove(0)
+}

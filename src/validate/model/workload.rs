@@ -325,21 +325,14 @@ fn collect<'a>(object: &'a Object<'a>, out: &mut Vec<PodTemplate<'a>>) {
     let Some(spec) = node.get("spec") else { return };
     match (object.group(), object.id.kind.as_str()) {
         ("", "Pod") => push("", Some(node), Controller::Pod),
-        ("apps", "Deployment" | "ReplicaSet") => {
+        ("apps", kind @ ("Deployment" | "ReplicaSet" | "StatefulSet")) => {
             let replicas = Count::read(spec, "spec", "replicas", 1);
-            push(
-                "spec.template",
-                spec.get("template"),
-                Controller::ReplicaSet { replicas },
-            );
-        }
-        ("apps", "StatefulSet") => {
-            let replicas = Count::read(spec, "spec", "replicas", 1);
-            push(
-                "spec.template",
-                spec.get("template"),
-                Controller::StatefulSet { replicas },
-            );
+            let controller = if kind == "StatefulSet" {
+                Controller::StatefulSet { replicas }
+            } else {
+                Controller::ReplicaSet { replicas }
+            };
+            push("spec.template", spec.get("template"), controller);
         }
         ("apps", "DaemonSet") => {
             push("spec.template", spec.get("template"), Controller::DaemonSet);
@@ -361,10 +354,7 @@ fn collect<'a>(object: &'a Object<'a>, out: &mut Vec<PodTemplate<'a>>) {
         ("jobset.x-k8s.io", "JobSet") => {
             let set_annotation =
                 node.at(&["metadata", "annotations", EXCLUSIVE_TOPOLOGY_ANNOTATION]);
-            let replicated = spec
-                .get("replicatedJobs")
-                .and_then(Node::as_seq)
-                .unwrap_or(&[]);
+            let replicated = spec.items("replicatedJobs");
             for (index, replicated_job) in replicated.iter().enumerate() {
                 let path = format!("spec.replicatedJobs[{index}]");
                 let replicas = Count::read(replicated_job, &path, "replicas", 1);
@@ -455,10 +445,7 @@ fn collect<'a>(object: &'a Object<'a>, out: &mut Vec<PodTemplate<'a>>) {
                 cluster.at(&["headGroupSpec", "template"]),
                 Controller::RayHead,
             );
-            let groups = cluster
-                .get("workerGroupSpecs")
-                .and_then(Node::as_seq)
-                .unwrap_or(&[]);
+            let groups = cluster.items("workerGroupSpecs");
             for (index, worker_group) in groups.iter().enumerate() {
                 let path = format!("{cluster_path}.workerGroupSpecs[{index}]");
                 push(
@@ -544,10 +531,7 @@ pub(crate) fn selections<'a>(spec: &'a Node, path: &str) -> Vec<Selection<'a>> {
     let terms = spec.at(&terms_path).and_then(Node::as_seq).unwrap_or(&[]);
     if let [term] = terms {
         let term_path = format!("{path}.{}[0].matchExpressions", terms_path.join("."));
-        let expressions = term
-            .get("matchExpressions")
-            .and_then(Node::as_seq)
-            .unwrap_or(&[]);
+        let expressions = term.items("matchExpressions");
         for (index, expression) in expressions.iter().enumerate() {
             let key = expression.get("key").and_then(Node::as_str);
             let operator = expression.get("operator").and_then(Node::as_str);
@@ -601,13 +585,7 @@ struct Container<'a> {
 fn containers<'a>(spec: &'a Node, path: &str) -> Vec<Container<'a>> {
     let mut all = Vec::new();
     for key in ["initContainers", "containers"] {
-        for (index, node) in spec
-            .get(key)
-            .and_then(Node::as_seq)
-            .unwrap_or(&[])
-            .iter()
-            .enumerate()
-        {
+        for (index, node) in spec.items(key).iter().enumerate() {
             // An init container with `restartPolicy: Always` is a sidecar: it keeps running
             // beside the app containers, so its requests add up with theirs.
             let sidecar = node.get("restartPolicy").and_then(Node::as_str) == Some("Always");
@@ -725,9 +703,7 @@ pub(crate) fn tolerations(spec: &Node) -> Vec<Toleration> {
             .and_then(scalar_text)
             .filter(|text| !text.is_empty())
     };
-    spec.get("tolerations")
-        .and_then(Node::as_seq)
-        .unwrap_or(&[])
+    spec.items("tolerations")
         .iter()
         .map(|toleration| Toleration {
             key: text(toleration, "key"),
@@ -741,11 +717,7 @@ pub(crate) fn tolerations(spec: &Node) -> Vec<Toleration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::parse_documents;
-
-    fn spec(text: &str) -> Node {
-        parse_documents(text).unwrap().remove(0)
-    }
+    use crate::validate::model::spec;
 
     #[test]
     fn sums_app_containers_and_sidecars_but_not_one_off_init_containers() {

@@ -15,7 +15,7 @@ use crate::validate::model::autoscaler::Autoscaler;
 use crate::validate::model::nodepool::NodePool;
 use crate::validate::model::workload::Count;
 use crate::validate::rule;
-use crate::validate::rules::shared::plural;
+use crate::validate::rules::shared::{gpu_capacity, plural};
 use crate::yaml::Node;
 
 /// Runs the autoscaling rules on every autoscaler.
@@ -157,19 +157,10 @@ fn check_gpu_capacity(
             .map(|(_, count)| i64::from(*count))
             .sum()
     };
-    // No matching pool is `accelerator-no-node-pool`'s finding; pods larger than every node
-    // are `gpu-count-per-pod`'s.
-    if matching.iter().all(|pool| per_node(pool) < request.count) {
+    // No matching pool is `accelerator-no-node-pool`'s finding.
+    let Some(capacity) = gpu_capacity(&matching, request.count, per_node) else {
         return;
-    }
-    let mut capacity = 0;
-    for pool in &matching {
-        // A pool of unknown size could hold anything: judge nothing then.
-        let Some(max_nodes) = pool.max_nodes else {
-            return;
-        };
-        capacity += max_nodes * (per_node(pool) / request.count.max(1));
-    }
+    };
     if max.value <= capacity {
         return;
     }

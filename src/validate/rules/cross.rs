@@ -15,7 +15,8 @@ use crate::validate::model::nodepool::NodePool;
 use crate::validate::model::placement::placement;
 use crate::validate::model::workload::{Controller, Count, GroupRole, Request};
 use crate::validate::rule;
-use crate::validate::rules::shared::{Locate, code_list, plural};
+use crate::validate::rules::shared::{Locate, code_list, gpu_capacity, plural};
+use crate::yaml::Node;
 
 /// Runs `accelerator-no-node-pool` over every accelerator pod template.
 pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut Vec<Diagnostic>) {
@@ -71,6 +72,19 @@ fn scale<'g>(group: &'g PodGroup<'_>) -> Option<&'g Count<'g>> {
     }
 }
 
+/// No node pool of the set makes the nodes (`what`: a slice, a GPU) that the pods of `group`
+/// select at `node` (`field`).
+fn no_node_pool(group: &PodGroup<'_>, what: &str, node: &Node, field: &str) -> Diagnostic {
+    let message = format!("no node pool in the set makes {what} nodes these pods can use");
+    error(group, message, node, field)
+}
+
+/// An `accelerator-no-node-pool` finding about the pods of `group`, at `node` (`field`).
+fn error(group: &PodGroup<'_>, message: String, node: &Node, field: &str) -> Diagnostic {
+    let diagnostic = Diagnostic::error(rule::ACCELERATOR_NO_NODE_POOL, message);
+    group.template.finding(diagnostic, node, field)
+}
+
 fn check_tpu(
     group: &PodGroup<'_>,
     target: &TpuTarget<'_>,
@@ -83,19 +97,9 @@ fn check_tpu(
     if matching.is_empty() {
         let tpu_pools: Vec<&NodePool<'_>> =
             pools.iter().filter(|pool| pool.tpu.is_some()).collect();
+        let selection = &target.selection;
         out.push(
-            template
-                .finding(
-                    Diagnostic::error(
-                        rule::ACCELERATOR_NO_NODE_POOL,
-                        format!(
-                            "no node pool in the set makes {} nodes these pods can use",
-                            target.describe()
-                        ),
-                    ),
-                    target.selection.node,
-                    &target.selection.field,
-                )
+            no_node_pool(group, &target.describe(), selection.node, &selection.field)
                 .found(passed_over(&tpu_pools, group, "TPU"))
                 .expected(format!(
                     "a node pool of {} with `tpuTopology: {}`",
@@ -167,10 +171,7 @@ fn check_tpu(
     if needed <= capacity {
         return;
     }
-    let names: Vec<String> = matching
-        .iter()
-        .map(|pool| format!("`{}`", pool.name))
-        .collect();
+    let names = pool_names(&matching);
     let anchor = scale(group).map_or(target.selection.node, |count| count.anchor);
     let field = scale(group).map_or(target.selection.field.as_str(), |count| {
         count.field.as_str()
@@ -188,23 +189,16 @@ fn check_tpu(
     } else {
         "raise the node count of the matching node pools, or run fewer replicas".to_string()
     };
+    let message = format!(
+        "{needed} {} slices are needed but the matching node pools hold {capacity}",
+        target.describe()
+    );
     out.push(
-        template
-            .finding(
-                Diagnostic::error(
-                    rule::ACCELERATOR_NO_NODE_POOL,
-                    format!(
-                        "{needed} {} slices are needed but the matching node pools hold {capacity}",
-                        target.describe()
-                    ),
-                ),
-                anchor,
-                field,
-            )
+        error(group, message, anchor, field)
             .found(format!(
                 "room for {} in {}",
                 plural(capacity, "slice"),
-                names.join(", ")
+                names
             ))
             .expected(format!("room for {}", plural(needed, "slice")))
             .fix(fix)
@@ -240,19 +234,9 @@ fn check_gpu(
     if matching.is_empty() {
         let gpu_pools: Vec<&NodePool<'_>> =
             pools.iter().filter(|pool| !pool.gpus.is_empty()).collect();
+        let what = format!("`{}`", gpu.label);
         out.push(
-            template
-                .finding(
-                    Diagnostic::error(
-                        rule::ACCELERATOR_NO_NODE_POOL,
-                        format!(
-                            "no node pool in the set makes `{}` nodes these pods can use",
-                            gpu.label
-                        ),
-                    ),
-                    requirement.node,
-                    &requirement.field,
-                )
+            no_node_pool(group, &what, requirement.node, &requirement.field)
                 .found(passed_over(&gpu_pools, group, "GPU"))
                 .expected(format!("a node pool with `{}` GPUs", gpu.label))
                 .fix("add a matching `ContainerNodePool`, or select the GPU the node pools have")
@@ -267,41 +251,31 @@ fn check_gpu(
         let gpus = pool.gpus.iter().filter(|(own, _)| own.label == gpu.label);
         gpus.map(|(_, count)| i64::from(*count)).sum()
     };
-    // Pods larger than every node are `gpu-count-per-pod`'s finding, not a capacity one.
-    if matching.iter().all(|pool| per_node(pool) < request.count) {
+    let Some(capacity) = gpu_capacity(&matching, request.count, per_node) else {
         return;
-    }
-    let mut capacity = 0;
-    for pool in &matching {
-        // A pool of unknown size could hold anything: judge nothing then.
-        let Some(max_nodes) = pool.max_nodes else {
-            return;
-        };
-        capacity += max_nodes * (per_node(pool) / request.count.max(1));
-    }
+    };
     if pods <= capacity {
         return;
     }
-    let names: Vec<String> = matching
-        .iter()
-        .map(|pool| format!("`{}`", pool.name))
-        .collect();
+    let names = pool_names(&matching);
+    let message = format!(
+        "{pods} pods with {} `{}` each do not fit the matching node pools, which hold {capacity}",
+        request.count, gpu.label
+    );
     out.push(
-        template
-            .finding(
-                Diagnostic::error(
-                    rule::ACCELERATOR_NO_NODE_POOL,
-                    format!(
-                        "{pods} pods with {} `{}` each do not fit the matching node pools, which hold {capacity}",
-                        request.count, gpu.label
-                    ),
-                ),
-                scale.anchor,
-                &scale.field,
-            )
-            .found(format!("room for {} in {}", plural(capacity, "pod"), names.join(", ")))
+        error(group, message, scale.anchor, &scale.field)
+            .found(format!("room for {} in {}", plural(capacity, "pod"), names))
             .expected(format!("room for {}", plural(pods, "pod")))
             .fix("raise the node count (or autoscaling maximum) of the matching node pools, or run fewer pods")
             .blueprint_field("spec.gpu.count"),
     );
+}
+
+/// `` `a`, `b` `` of the pools' names, for a finding's `found`.
+fn pool_names(pools: &[&NodePool<'_>]) -> String {
+    let names: Vec<String> = pools
+        .iter()
+        .map(|pool| format!("`{}`", pool.name))
+        .collect();
+    names.join(", ")
 }

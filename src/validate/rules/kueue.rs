@@ -88,21 +88,15 @@ fn resource_groups<'a>(cluster_queue: &'a Object<'a>) -> Vec<ResourceGroup<'a>> 
         .and_then(Node::as_seq);
     let mut result = Vec::new();
     for (group_index, group) in groups.unwrap_or(&[]).iter().enumerate() {
-        let covered = group
-            .get("coveredResources")
-            .and_then(Node::as_seq)
-            .unwrap_or(&[]);
-        let flavors = group.get("flavors").and_then(Node::as_seq).unwrap_or(&[]);
+        let covered = group.items("coveredResources");
+        let flavors = group.items("flavors");
         let flavors = flavors
             .iter()
             .enumerate()
             .filter_map(|(flavor_index, flavor)| {
                 let name_node = flavor.get("name")?;
                 let path = format!("spec.resourceGroups[{group_index}].flavors[{flavor_index}]");
-                let resources = flavor
-                    .get("resources")
-                    .and_then(Node::as_seq)
-                    .unwrap_or(&[]);
+                let resources = flavor.items("resources");
                 let quotas = resources
                     .iter()
                     .enumerate()

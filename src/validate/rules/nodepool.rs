@@ -147,6 +147,11 @@ fn check_placement(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic>
     let Some(slice) = &tpu.slice else {
         return;
     };
+    // A finding of this rule, at `node` (`field`) of the pool.
+    let error = |message: String, node: &Node, field: &str| {
+        let diagnostic = Diagnostic::error(rule::NODEPOOL_TPU_PLACEMENT, message);
+        finding(pool, diagnostic, node, field).blueprint_field("spec.tpu.topology")
+    };
     match slice.placement() {
         Placement::None => {
             if let Some(policy) = policy {
@@ -154,23 +159,16 @@ fn check_placement(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic>
                     Some(topology) => format!("`placementPolicy` with `tpuTopology: {topology}`"),
                     None => "`placementPolicy`".to_string(),
                 };
+                let message = format!(
+                    "single-host `{}` node pools take no `placementPolicy`",
+                    slice.name
+                );
+                let node = tpu_topology.unwrap_or(policy);
                 out.push(
-                    finding(
-                        pool,
-                        Diagnostic::error(
-                            rule::NODEPOOL_TPU_PLACEMENT,
-                            format!(
-                                "single-host `{}` node pools take no `placementPolicy`",
-                                slice.name
-                            ),
-                        ),
-                        tpu_topology.unwrap_or(policy),
-                        "spec.placementPolicy",
-                    )
-                    .found(found)
-                    .expected("no `placementPolicy`: GKE rejects placement and topology on single-host TPU node pools")
-                    .fix("remove `spec.placementPolicy`")
-                    .blueprint_field("spec.tpu.topology"),
+                    error(message, node, "spec.placementPolicy")
+                        .found(found)
+                        .expected("no `placementPolicy`: GKE rejects placement and topology on single-host TPU node pools")
+                        .fix("remove `spec.placementPolicy`"),
                 );
             }
         }
@@ -179,22 +177,17 @@ fn check_placement(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic>
             if written != Some("COMPACT") {
                 let anchor = policy_type.or(policy).unwrap_or(pool.object.node);
                 out.push(
-                    finding(
-                        pool,
-                        Diagnostic::error(
-                            rule::NODEPOOL_TPU_PLACEMENT,
-                            format!(
-                                "multi-host `{}` node pools need `COMPACT` placement",
-                                slice.name
-                            ),
+                    error(
+                        format!(
+                            "multi-host `{}` node pools need `COMPACT` placement",
+                            slice.name
                         ),
                         anchor,
                         "spec.placementPolicy.type",
                     )
                     .found(written.map_or_else(|| "no `type`".to_string(), |t| format!("`{t}`")))
                     .expected("`COMPACT`")
-                    .fix("set `spec.placementPolicy.type: COMPACT`")
-                    .blueprint_field("spec.tpu.topology"),
+                    .fix("set `spec.placementPolicy.type: COMPACT`"),
                 );
             }
         }
@@ -202,14 +195,10 @@ fn check_placement(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic>
             let policy_ref = policy.and_then(|policy| policy.get("policyNameRef"));
             if policy_ref.is_none() {
                 out.push(
-                    finding(
-                        pool,
-                        Diagnostic::error(
-                            rule::NODEPOOL_TPU_PLACEMENT,
-                            format!(
-                                "multi-host `{}` node pools need a workload policy",
-                                slice.name
-                            ),
+                    error(
+                        format!(
+                            "multi-host `{}` node pools need a workload policy",
+                            slice.name
                         ),
                         policy.unwrap_or(pool.object.node),
                         "spec.placementPolicy.policyNameRef",
@@ -218,29 +207,23 @@ fn check_placement(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic>
                     .expected(
                         "`policyNameRef` to a high-throughput workload `ComputeResourcePolicy`",
                     )
-                    .fix("add `spec.placementPolicy.policyNameRef`")
-                    .blueprint_field("spec.tpu.topology"),
+                    .fix("add `spec.placementPolicy.policyNameRef`"),
                 );
             }
             // GKE refuses `COMPACT` placement for Ironwood pools ("use workload policy instead").
             if let Some(policy_type) = policy_type.filter(|t| t.as_str() == Some("COMPACT")) {
                 out.push(
-                    finding(
-                        pool,
-                        Diagnostic::error(
-                            rule::NODEPOOL_TPU_PLACEMENT,
-                            format!(
-                                "`{}` node pools use a workload policy, not `COMPACT` placement",
-                                slice.name
-                            ),
+                    error(
+                        format!(
+                            "`{}` node pools use a workload policy, not `COMPACT` placement",
+                            slice.name
                         ),
                         policy_type,
                         "spec.placementPolicy.type",
                     )
                     .found("`COMPACT`")
                     .expected("no `COMPACT` placement type")
-                    .fix("remove `spec.placementPolicy.type` and keep `policyNameRef`")
-                    .blueprint_field("spec.tpu.topology"),
+                    .fix("remove `spec.placementPolicy.type` and keep `policyNameRef`"),
                 );
             }
         }
@@ -263,26 +246,57 @@ fn check_node_count(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic
     let text = |node: &Node| scalar_text(node).unwrap_or_default();
     // (field, node to point at, found, expected, message)
     let mut problems: Vec<(&str, &Node, String, String, String)> = Vec::new();
-    if let Some(autoscaling) = spec.get("autoscaling") {
-        match autoscaling.get("maxNodeCount") {
-            Some(node) if !whole(&node) => problems.push((
-                "spec.autoscaling.maxNodeCount",
-                node,
-                text(node),
-                hosts.to_string(),
-                format!("the autoscaling maximum of a `{topology}` slice pool must be {hosts}"),
-            )),
-            Some(_) => {}
-            // GKE sizes TPU slices per zone: with only `totalMaxNodeCount` the per-zone
-            // maximum is 0 and pool creation fails.
-            None => problems.push((
-                "spec.autoscaling.maxNodeCount",
-                autoscaling.get("totalMaxNodeCount").unwrap_or(autoscaling),
-                "no `maxNodeCount`".to_string(),
-                hosts.to_string(),
-                format!("autoscaled `{topology}` slice pools need `maxNodeCount: {hosts}`"),
-            )),
+    // A count written with the wrong value.
+    let wrong = |field, node, expected, message| (field, node, text(node), expected, message);
+    // The count that must be the whole slice: the autoscaling maximum, else the node count.
+    // (field, the value written, where to point and what stands there when it is missing,
+    // the message when it is wrong, when it is missing)
+    let autoscaling = spec.get("autoscaling");
+    let (field, written, absent, absent_found, wrong_message, missing_message) = match autoscaling {
+        // GKE sizes TPU slices per zone: with only `totalMaxNodeCount` the per-zone maximum
+        // is 0 and pool creation fails.
+        Some(autoscaling) => (
+            "spec.autoscaling.maxNodeCount",
+            autoscaling.get("maxNodeCount"),
+            autoscaling.get("totalMaxNodeCount").unwrap_or(autoscaling),
+            "no `maxNodeCount`",
+            format!("the autoscaling maximum of a `{topology}` slice pool must be {hosts}"),
+            format!("autoscaled `{topology}` slice pools need `maxNodeCount: {hosts}`"),
+        ),
+        None => {
+            let (field, written) = [
+                ("spec.nodeCount", "nodeCount"),
+                ("spec.initialNodeCount", "initialNodeCount"),
+            ]
+            .into_iter()
+            .find_map(|(field, key)| Some((field, spec.get(key)?)))
+            .map_or(("spec.nodeCount", None), |(field, node)| {
+                (field, Some(node))
+            });
+            (
+                field,
+                written,
+                spec,
+                "no `nodeCount` or `initialNodeCount`",
+                format!("a `{topology}` slice pool needs {hosts} nodes"),
+                format!("a `{topology}` slice pool needs an explicit node count of {hosts}"),
+            )
         }
+    };
+    match written {
+        Some(node) if !whole(&node) => {
+            problems.push(wrong(field, node, hosts.to_string(), wrong_message));
+        }
+        Some(_) => {}
+        None => problems.push((
+            field,
+            absent,
+            absent_found.to_string(),
+            hosts.to_string(),
+            missing_message,
+        )),
+    }
+    if let Some(autoscaling) = autoscaling {
         let minimums = [
             (
                 "spec.autoscaling.minNodeCount",
@@ -296,38 +310,13 @@ fn check_node_count(pool: &NodePool<'_>, tpu: &PoolTpu, out: &mut Vec<Diagnostic
         ];
         for (field, node) in minimums {
             if let Some(node) = node.filter(|node| !whole_or_empty(node)) {
-                problems.push((
+                problems.push(wrong(
                     field,
                     node,
-                    text(node),
                     format!("0 or {hosts}"),
                     format!("a `{topology}` slice pool has 0 or {hosts} nodes, nothing between"),
                 ));
             }
-        }
-    } else {
-        let written = [
-            ("spec.nodeCount", "nodeCount"),
-            ("spec.initialNodeCount", "initialNodeCount"),
-        ]
-        .into_iter()
-        .find_map(|(field, key)| Some((field, spec.get(key)?)));
-        match written {
-            Some((field, node)) if !whole(&node) => problems.push((
-                field,
-                node,
-                text(node),
-                hosts.to_string(),
-                format!("a `{topology}` slice pool needs {hosts} nodes"),
-            )),
-            Some(_) => {}
-            None => problems.push((
-                "spec.nodeCount",
-                spec,
-                "no `nodeCount` or `initialNodeCount`".to_string(),
-                hosts.to_string(),
-                format!("a `{topology}` slice pool needs an explicit node count of {hosts}"),
-            )),
         }
     }
     for (field, node, found, expected, message) in problems {

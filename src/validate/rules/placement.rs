@@ -25,6 +25,7 @@ use crate::validate::model::placement::{Level, Placement, placement};
 use crate::validate::model::workload::Selection;
 use crate::validate::rule;
 use crate::validate::rules::shared::{Locate, plural};
+use crate::yaml::Node;
 
 /// Runs the placement rules on every TPU pod template whose object groups pods into slices.
 pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut Vec<Diagnostic>) {
@@ -228,6 +229,18 @@ fn missing(group: &PodGroup<'_>, target: &TpuTarget<'_>, placement: &Placement<'
         .blueprint_field("spec.tpu.slices")
 }
 
+/// An error of the placement's rule about the pods of `group`, at `node` (`field`).
+fn error(
+    group: &PodGroup<'_>,
+    placement: &Placement<'_>,
+    message: String,
+    node: &Node,
+    field: &str,
+) -> Diagnostic {
+    let diagnostic = Diagnostic::error(rule_of(placement.level), message);
+    group.template.finding(diagnostic, node, field)
+}
+
 /// Several slices pinned to one node pool or dynamic slice, which holds one of them.
 fn pinned_together(
     group: &PodGroup<'_>,
@@ -242,20 +255,12 @@ fn pinned_together(
         ),
         None => format!("give each slice its own `{}`", pin.key),
     };
-    group
-        .template
-        .finding(
-            Diagnostic::error(
-                rule_of(placement.level),
-                format!(
-                    "all {} are pinned to `{}: {value}`, which holds one",
-                    plural(placement.units, "slice"),
-                    pin.key
-                ),
-            ),
-            pin.node,
-            &pin.field,
-        )
+    let message = format!(
+        "all {} are pinned to `{}: {value}`, which holds one",
+        plural(placement.units, "slice"),
+        pin.key
+    );
+    error(group, placement, message, pin.node, &pin.field)
         .found(format!(
             "`{}: {value}` for {}",
             pin.key,
@@ -287,19 +292,11 @@ fn super_slice_on_pool(
         ),
         (None, None) => (target.selection.node, target.selection.field.clone()),
     };
-    group
-        .template
-        .finding(
-            Diagnostic::error(
-                rule_of(placement.level),
-                format!(
-                    "a `{}` slice is stitched from several `{nodes}` node pools, but its pods are kept to one",
-                    target.topology
-                ),
-            ),
-            node,
-            &field,
-        )
+    let message = format!(
+        "a `{}` slice is stitched from several `{nodes}` node pools, but its pods are kept to one",
+        target.topology
+    );
+    error(group, placement, message, node, &field)
         .found(format!("`{NODE_POOL_LABEL}`"))
         .expected(format!("`{TPU_SLICE_LABEL}`"))
         .fix(format!(

@@ -10,6 +10,7 @@
 use crate::catalog::{self, Topology, TopologyError, TpuFamily};
 use crate::diagnostic::Diagnostic;
 use crate::validate::model::accelerator::TopologyProblem;
+use crate::validate::model::nodepool::NodePool;
 use crate::validate::model::workload::PodTemplate;
 use crate::yaml::Node;
 
@@ -198,6 +199,25 @@ pub(crate) fn unknown_gpu(rule: &'static str, value: &str) -> Diagnostic {
         Some(suggestion) => diagnostic.fix(format!("did you mean `{suggestion}`?")),
         None => diagnostic,
     }
+}
+
+/// How many pods of `per_pod` GPUs the node pools hold at their largest: Σ max nodes ×
+/// ⌊GPUs per node ÷ GPUs per pod⌋, `per_node` counting the GPUs a pool's node has for them.
+/// `None` when there is nothing to judge: pods larger than every node are
+/// `gpu-count-per-pod`'s finding, and a pool of unknown size could hold anything.
+pub(crate) fn gpu_capacity(
+    pools: &[&NodePool<'_>],
+    per_pod: i64,
+    per_node: impl Fn(&NodePool<'_>) -> i64,
+) -> Option<i64> {
+    if pools.iter().all(|pool| per_node(pool) < per_pod) {
+        return None;
+    }
+    let mut capacity = 0;
+    for pool in pools {
+        capacity += pool.max_nodes? * (per_node(pool) / per_pod.max(1));
+    }
+    Some(capacity)
 }
 
 #[cfg(test)]

@@ -22,8 +22,8 @@ use crate::validate::model::PodGroup;
 use crate::validate::model::accelerator::{TpuTarget, read_topology, selected_tpu_family};
 use crate::validate::model::fields::join;
 use crate::validate::model::workload::{
-    Controller, GroupRole, LWS_SUBGROUP_EXCLUSIVE_TOPOLOGY_ANNOTATION, LeaderWorkers, PodTemplate,
-    Request, Selection,
+    Controller, Count, GroupRole, LWS_SUBGROUP_EXCLUSIVE_TOPOLOGY_ANNOTATION, LeaderWorkers,
+    PodTemplate, Request, Selection,
 };
 use crate::validate::rule;
 use crate::validate::rules::shared::{Locate, bad_topology, plural, unknown_accelerator};
@@ -226,6 +226,17 @@ fn check_hosts_per_slice(
             )
             .blueprint_field("spec.tpu.topology")
     };
+    // A count the slice fixes (`name`, e.g. `replicas`) that is not what it should be.
+    let wrong_count = |name: &str, count: &Count<'_>, should_be: String, fix: String| {
+        let message = format!(
+            "`{name}` is {} but a {slice} slice has {expected} hosts",
+            count.value
+        );
+        finding(message, count.anchor, &count.field)
+            .found(count.value.to_string())
+            .expected(should_be)
+            .fix(fix)
+    };
     match &template.controller {
         // Pods of single-host slices are independent: a Job may run any number of them.
         Controller::Job(job) | Controller::JobSet { job, .. } if all_multi_host => {
@@ -234,27 +245,15 @@ fn check_hosts_per_slice(
                 "set `parallelism: {expected}` and `completions: {expected}`: one pod per VM of the slice"
             );
             if !hosts.contains(&parallelism.value) {
-                let message = format!(
-                    "`parallelism` is {} but a {slice} slice has {expected} hosts",
-                    parallelism.value
-                );
-                out.push(
-                    finding(message, parallelism.anchor, &parallelism.field)
-                        .found(parallelism.value.to_string())
-                        .expected(expected.clone())
-                        .fix(fix),
-                );
+                out.push(wrong_count(
+                    "parallelism",
+                    parallelism,
+                    expected.clone(),
+                    fix,
+                ));
             } else if completions.value != parallelism.value {
-                let message = format!(
-                    "`completions` is {} but a {slice} slice has {expected} hosts",
-                    completions.value
-                );
-                out.push(
-                    finding(message, completions.anchor, &completions.field)
-                        .found(completions.value.to_string())
-                        .expected(parallelism.value.to_string())
-                        .fix(fix),
-                );
+                let should_be = parallelism.value.to_string();
+                out.push(wrong_count("completions", completions, should_be, fix));
             }
         }
         Controller::RayHead if all_multi_host => {
@@ -273,18 +272,14 @@ fn check_hosts_per_slice(
             );
         }
         Controller::RayWorkers { hosts: pods, .. } if !hosts.contains(&pods.value) => {
-            let message = format!(
-                "`numOfHosts` is {} but a {slice} slice has {expected} hosts",
-                pods.value
-            );
-            out.push(
-                finding(message, pods.anchor, &pods.field)
-                    .found(pods.value.to_string())
-                    .expected(expected.clone())
-                    .fix(format!(
-                        "set `numOfHosts: {expected}`: each replica of the worker group is one slice, one Ray pod per VM"
-                    )),
-            );
+            out.push(wrong_count(
+                "numOfHosts",
+                pods,
+                expected.clone(),
+                format!(
+                    "set `numOfHosts: {expected}`: each replica of the worker group is one slice, one Ray pod per VM"
+                ),
+            ));
         }
         Controller::Pod | Controller::ReplicaSet { .. } if all_multi_host => {
             let kind = template
@@ -310,18 +305,12 @@ fn check_hosts_per_slice(
         Controller::StatefulSet { replicas }
             if all_multi_host && !hosts.contains(&replicas.value) =>
         {
-            let message = format!(
-                "`replicas` is {} but a {slice} slice has {expected} hosts",
-                replicas.value
-            );
-            out.push(
-                finding(message, replicas.anchor, &replicas.field)
-                    .found(replicas.value.to_string())
-                    .expected(expected.clone())
-                    .fix(format!(
-                        "set `replicas: {expected}`: one pod per VM of the slice"
-                    )),
-            );
+            out.push(wrong_count(
+                "replicas",
+                replicas,
+                expected.clone(),
+                format!("set `replicas: {expected}`: one pod per VM of the slice"),
+            ));
         }
         Controller::LeaderWorkerSet(lws) if lws.role == GroupRole::Worker => {
             if lws.slices_are_sub_groups()
