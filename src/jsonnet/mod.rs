@@ -60,9 +60,6 @@ pub const RULES: &[crate::diagnostic::Rule] = &[crate::diagnostic::Rule {
     summary: "a Jsonnet blueprint file evaluates, inside the repository and its limits, to blueprints",
 }];
 
-/// Extension of Jsonnet blueprint files.
-pub const EXTENSION: &str = "jsonnet";
-
 /// Deepest Jsonnet call stack (the reference implementation's default `--max-stack`).
 pub const MAX_STACK: usize = 500;
 
