@@ -11,6 +11,8 @@
 //! structure: a newline, `: `, `#`, `{{ }}` or a leading `*` stays a literal string.
 //! Undefined variables are errors, not empty strings.
 
+pub mod autoscaling;
+pub mod exposure;
 pub mod site;
 
 use std::collections::BTreeMap;

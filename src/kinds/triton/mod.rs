@@ -19,8 +19,6 @@
 //! is `autoscaling/v2`, the server requests CPU and memory and selects its GPU model, and the
 //! HPA's maximum fits the GPU pool (checked here and by the manifest rule `hpa-gpu-capacity`).
 
-mod autoscaling;
-mod ingress;
 mod plan;
 mod spec;
 mod templates;

@@ -3,14 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use super::autoscaling;
-use super::ingress;
-use super::spec::{Framework, IngressApi, Spec};
+use super::spec::{Framework, Metric, Spec};
 use super::templates::{HealthCheckPlan, Plan, TritonPlan, Workload};
 use crate::accelerator::{self, GpuSpec};
 use crate::catalog::GPU_ACCELERATOR_LABEL;
 use crate::gcp::{self, Addons};
 use crate::names::check_dns_label;
+use crate::overlay::autoscaling::{self, AutoscalingPlan, GpuMetric, GpuPods};
 use crate::overlay::site::{Accounts, BLUEPRINT_LABEL, Location, SYSTEM_POOL, Site, gpu_pool};
 use crate::overlay::stanzas;
 use crate::plan::Planner;
@@ -83,11 +82,19 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     planner.check_image("spec.triton.image", &image);
 
     let gpus_per_pod = spec.triton.gpus_per_pod.unwrap_or(1);
-    let autoscaling = autoscaling::check_autoscaling(planner, &spec.autoscaling);
+    let autoscaling = autoscaling::check_replicas(
+        planner,
+        "spec.autoscaling",
+        (
+            spec.autoscaling.min_replicas.unwrap_or(1),
+            spec.autoscaling.max_replicas.unwrap_or(3),
+        ),
+        spec.autoscaling.target_utilization,
+    );
     let ingress_replicas = spec
         .ingress
         .as_ref()
-        .map(|ingress| ingress::check_ingress(planner, ingress));
+        .map(|ingress| ingress.check(planner, "spec.ingress"));
 
     for service in SERVICES {
         gcp.api(service);
@@ -118,6 +125,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         &mut gcp,
         planner,
         spec.service_accounts.metrics_adapter.as_ref(),
+        "spec.serviceAccounts.metricsAdapter",
         &cluster,
     );
     accounts.bind(
@@ -126,10 +134,12 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         (&namespace, &kubernetes_service_account),
         &[],
     );
-    // Bucket names are global, so the project id leads; the suffix survives shortening.
-    let project_name = format!("{}-{}", spec.project, site.name);
-    let default_bucket = crate::names::shortened(&project_name, "-models", 63);
-    let bucket = gcp.bucket(planner, &spec.bucket, "spec.bucket", &default_bucket);
+    let bucket = gcp.bucket(
+        planner,
+        &spec.bucket,
+        "spec.bucket",
+        &site.bucket_name("-models"),
+    );
     for role in BUCKET_ROLES {
         gcp.bucket_role(&bucket, &accounts.workload, role);
     }
@@ -148,35 +158,25 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         &gpu_pool(&site.name),
         &accounts.nodes,
     );
-    // Pool bounds that cannot work are `node-pool-size` or `blueprint-conflict` findings
-    // already; a capacity finding on top would only repeat them.
-    let pool_sound = match (spec.gpu_pool.node_count, spec.gpu_pool.autoscaling) {
-        (Some(_), Some(_)) => false,
-        (None, Some(bounds)) => bounds.min_nodes <= bounds.max_nodes && bounds.max_nodes > 0,
-        _ => true,
+    let pods = GpuPods {
+        noun: "server pod",
+        gpus_per_pod,
+        gpus_per_pod_field: "spec.triton.gpusPerPod",
+        max_replicas_field: "spec.autoscaling.maxReplicas",
     };
+    let max_replicas = autoscaling.map(|(_, max)| max);
     autoscaling::check_capacity(
         planner,
         &gpu,
-        gpus_per_pod,
-        autoscaling.filter(|_| pool_sound).map(|(_, max)| max),
+        &pods,
+        &spec.gpu_pool,
+        max_replicas,
         pool.max_nodes,
     );
     let (min_replicas, max_replicas) = autoscaling?;
-    let gateway_api = spec
-        .ingress
-        .as_ref()
-        .filter(|ingress| ingress.api == Some(IngressApi::Gateway))
-        .map(|ingress| {
-            ingress::gateway_api(
-                planner,
-                &mut gcp,
-                &cluster,
-                &spec.network,
-                ingress,
-                &triton_name,
-            )
-        });
+    let gateway_api = spec.ingress.as_ref().and_then(|ingress| {
+        ingress.gateway_api(planner, &mut gcp, &cluster, &spec.network, &triton_name)
+    });
     if planner.has_errors() {
         return None;
     }
@@ -209,21 +209,28 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         ),
         (BLUEPRINT_LABEL.to_string(), site.name.clone()),
     ]);
-    let autoscaling = autoscaling::plan(
-        &spec.autoscaling,
+    let metric = match spec.autoscaling.metric.unwrap_or(Metric::GpuUtilization) {
+        Metric::GpuUtilization => GpuMetric::Gauge {
+            name: "nv_gpu_utilization",
+            job: &triton_name,
+        },
+        Metric::DutyCycle => GpuMetric::DutyCycle {
+            container: "triton",
+        },
+    };
+    let autoscaling = AutoscalingPlan::on_gpu(
+        metric,
         (min_replicas, max_replicas),
+        spec.autoscaling.target_utilization.unwrap_or(85),
+        gpus_per_pod,
         &cluster.name,
         &namespace,
-        &triton_name,
-        gpus_per_pod,
     );
     let host = format!("{triton_name}.{namespace}.svc.cluster.local");
-    let istio = spec
+    let ingress = spec
         .ingress
         .as_ref()
-        .filter(|ingress| ingress.api.unwrap_or(IngressApi::Istio) == IngressApi::Istio);
-    let ingress =
-        istio.map(|ingress| ingress::istio(ingress, ingress_replicas.flatten(), &triton_name));
+        .and_then(|ingress| ingress.istio(ingress_replicas.flatten(), &triton_name));
     let health_check = spec.health_check.unwrap_or(true).then(|| HealthCheckPlan {
         name: format!("{triton_name}-health-check"),
         image: HEALTH_CHECK_IMAGE,

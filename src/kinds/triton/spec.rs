@@ -1,7 +1,5 @@
 //! `spec` of a `TritonServing` blueprint, as people write it.
 
-use std::collections::BTreeMap;
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -10,6 +8,7 @@ use crate::gcp::spec::{
     BucketSpec, ClusterSpec, ConfigConnectorSpec, GpuPoolSpec, NetworkSpec, RegistrySpec,
     ServiceAccountSpec,
 };
+use crate::overlay::exposure::Ingress;
 
 /// `spec` as written.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -155,45 +154,6 @@ pub(super) enum Metric {
     GpuUtilization,
     /// `kubernetes.io/container/accelerator/duty_cycle` from GKE system metrics.
     DutyCycle,
-}
-
-/// `spec.ingress`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct Ingress {
-    /// `istio` (the default: an Istio ingress gateway, HTTP and gRPC) or `gateway` (GKE's
-    /// Gateway controller: a Google Cloud Application Load Balancer, HTTP only).
-    pub(super) api: Option<IngressApi>,
-    /// Hosts the ingress answers for (default `["*"]`: any).
-    #[serde(default)]
-    pub(super) hosts: Vec<String>,
-    /// Istio only: pod labels of an Istio ingress gateway that exists already; without it
-    /// the blueprint deploys its own gateway in its namespace.
-    pub(super) gateway_selector: Option<BTreeMap<String, String>>,
-    /// Istio only: the revision that injects the gateway (`istio.io/rev`); default: the
-    /// default revision.
-    pub(super) revision: Option<String>,
-    /// A load balancer reachable from the VPC only (default `false`: public). With
-    /// `api: gateway`: `gke-l7-rilb` (regional internal) instead of
-    /// `gke-l7-global-external-managed`.
-    #[serde(default)]
-    pub(super) internal: bool,
-    /// Istio only: fewest gateway pods (default 2).
-    pub(super) min_replicas: Option<u32>,
-    /// Istio only: most gateway pods (default 5).
-    pub(super) max_replicas: Option<u32>,
-}
-
-/// The API an ingress is written in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub(super) enum IngressApi {
-    /// Istio `Gateway` and `VirtualService`, with an ingress gateway of the blueprint's own
-    /// or an existing one.
-    Istio,
-    /// Kubernetes Gateway API (`gateway.networking.k8s.io/v1`) served by GKE's Gateway
-    /// controller.
-    Gateway,
 }
 
 impl Spec {

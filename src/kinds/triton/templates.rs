@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::autoscaling::AutoscalingPlan;
-use super::ingress::{GatewayApiPlan, IngressPlan};
 use crate::accelerator::GpuPlan;
 use crate::blueprint::Blueprint;
 use crate::gcp::Infrastructure;
+use crate::overlay::autoscaling::AutoscalingPlan;
+use crate::overlay::exposure::{GatewayApiPlan, IngressPlan};
 use crate::overlay::{Overlay, TemplateError};
 
 /// Everything the workload templates need, derived and checked.
