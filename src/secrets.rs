@@ -249,7 +249,7 @@ pub fn git_url_credentials(url: &str) -> Option<&'static str> {
     credential(url)
 }
 
-/// `line` with every credential [`locate`] finds and the user information of every URL
+/// `line` with every credential `locate` finds and the user information of every URL
 /// replaced by `*`, one per character (so columns stay where they were): for showing a line
 /// of input in a message without leaking what it holds.
 #[must_use]

@@ -562,7 +562,7 @@ fn plain_source<'t>(text: &'t str, span: &Span) -> Option<&'t str> {
     }
 }
 
-/// Plain scalars that YAML readers take differently (see [`resolve::ambiguity`]), in the
+/// Plain scalars that YAML readers take differently (see `resolve::ambiguity`), in the
 /// documents parsed from `text`, with the path of each (`spec.replicas`, `data.[key]`).
 #[must_use]
 pub fn ambiguous_scalars(text: &str, documents: &[Node]) -> Vec<(Span, String, Ambiguity)> {

@@ -3,7 +3,7 @@
 //! A generated overlay is a `kustomization.yaml` that lists local resource files and adds the
 //! tool's labels, nothing else. Building one is: read every document, add the labels to
 //! `metadata.labels`, drop an empty `metadata.annotations`, order the objects as kustomize's
-//! legacy order does and print each as kustomize prints it ([`super::goyaml`]). A fork and
+//! legacy order does and print each as kustomize prints it (`super::goyaml`). A fork and
 //! exec of kustomize costs more than all of that together, and a fleet has thousands of
 //! overlays.
 //!

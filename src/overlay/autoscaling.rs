@@ -161,7 +161,7 @@ pub fn check_replicas(
     fine.then_some((min, max))
 }
 
-/// `minReplicas` and `maxReplicas` under `field`: 1 ≤ min ≤ max ≤ [`MAX_REPLICAS`].
+/// `minReplicas` and `maxReplicas` under `field`: 1 ≤ min ≤ max ≤ `MAX_REPLICAS`.
 pub fn check_bounds(planner: &mut Planner<'_>, field: &str, min: u32, max: u32) -> bool {
     let rule = crate::plan::rule::AUTOSCALING_BOUNDS;
     if min == 0 {

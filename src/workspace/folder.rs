@@ -44,7 +44,7 @@ pub fn check_folder(dir: &Path, files: &[(&str, &[u8])]) -> std::io::Result<()> 
 }
 
 /// Writes a generated folder: `files` (relative path → content) and the marker listing them.
-/// Paths that differ only by case are refused ([`check_output_paths`]) before a file is
+/// Paths that differ only by case are refused (`check_output_paths`) before a file is
 /// written.
 pub fn write_folder<'a>(
     dir: &Path,
