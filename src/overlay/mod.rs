@@ -11,7 +11,9 @@
 //! structure: a newline, `: `, `#`, `{{ }}` or a leading `*` stays a literal string.
 //! Undefined variables are errors, not empty strings.
 
+pub mod role_pool;
 pub mod site;
+pub mod tpu_memory;
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
