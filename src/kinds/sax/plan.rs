@@ -17,6 +17,7 @@ use crate::overlay::site::{Accounts, Location, SYSTEM_POOL, Site, pool_labels, t
 use crate::overlay::stanzas;
 use crate::overlay::tpu_memory::weights_fit;
 use crate::plan::Planner;
+use crate::plan::image_tag::tag_of;
 
 /// APIs the kind needs beyond those its blocks enable.
 const SERVICES: &[&str] = &[
@@ -79,15 +80,6 @@ fn image_or_release(given: Option<&String>, component: &str) -> String {
         let tag = models::release_tag(component);
         format!("{}/sax-{component}:{tag}", models::FACTS.registry)
     })
-}
-
-/// The tag of an image reference (`None` for a digest or no tag).
-pub(super) fn tag_of(image: &str) -> Option<&str> {
-    if image.contains('@') {
-        return None;
-    }
-    let last = image.rsplit('/').next().unwrap_or(image);
-    last.split_once(':').map(|(_, tag)| tag)
 }
 
 #[allow(clippy::too_many_lines, reason = "one recipe, read top to bottom")]
@@ -169,15 +161,11 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     }
     // A model too large for the slice has no configuration either: one finding says why.
     let serving_config = match (model, &tpu) {
-        (Some(model), Some(tpu))
-            if weights_fit(
-                planner,
-                rule::MODEL_TOO_LARGE,
-                (model.name, model.billions),
-                tpu,
-            ) =>
-        {
-            serving_config(spec, planner, model, tpu, &images)
+        (Some(model), Some(tpu)) => {
+            let weights = (model.name, model.billions);
+            weights_fit(planner, rule::MODEL_TOO_LARGE, weights, tpu)
+                .then(|| serving_config(spec, planner, model, tpu, &images))
+                .flatten()
         }
         _ => None,
     };

@@ -1,12 +1,12 @@
 //! Which Saxml serving configuration loads the model on the slice, and whether the
 //! model-server image has it.
 
-use super::plan::tag_of;
 use super::spec::Spec;
 use super::templates::ResolvedImages;
 use super::{models, rule};
 use crate::accelerator::TpuPlan;
 use crate::plan::Planner;
+use crate::plan::image_tag::tag_of;
 
 /// The serving configuration: the one the spec names, or the catalog's for the model on the
 /// slice; findings when none serves real weights or the image predates it.
