@@ -13,7 +13,9 @@
 
 pub mod autoscaling;
 pub mod exposure;
+pub mod role_pool;
 pub mod site;
+pub mod tpu_memory;
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;

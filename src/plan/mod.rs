@@ -11,6 +11,7 @@
 //! recipe every kind follows, which drives [`crate::gcp`]) come after.
 
 mod image;
+pub mod image_tag;
 mod rules;
 
 use std::collections::{BTreeMap, BTreeSet};

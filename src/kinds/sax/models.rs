@@ -1,12 +1,12 @@
-//! What the tool knows about serving Llama 2 with Saxml on TPUs, as data.
-//!
-//! Serving configurations are classes of `saxml/server/pax/lm/params/lm_cloud.py` in
-//! google/saxml. Each fixes a TPU generation and a chip count (its `ICI_MESH_SHAPE`); a class
-//! whose `test_mode` is true loads random weights instead of the checkpoint. `since` is the
-//! date of the Saxml commit that made the class serve real weights (for the 70B v5e-16 class,
-//! commit 4e41a79 of 2024-04-11, after release v1.2.0).
+//! What the tool knows about serving Llama 2 with Saxml on TPUs: `data/saxml-serving.tsv`,
+//! embedded and parsed once. The file says what each row is and where it comes from.
+
+use std::sync::LazyLock;
 
 use crate::catalog::TpuFamily;
+
+/// The table, as shipped.
+pub const TABLE: &str = include_str!("../../../data/saxml-serving.tsv");
 
 /// A model the kind serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,35 +26,6 @@ pub struct Model {
     pub converter_scratch_gb: u32,
 }
 
-/// The Llama 2 sizes of the reference guide.
-pub const MODELS: &[Model] = &[
-    Model {
-        name: "llama2-7b",
-        billions: 7,
-        converter_size: "7b",
-        converter_machine: "n2-highmem-16",
-        converter_memory: "100Gi",
-        converter_scratch_gb: 100,
-    },
-    Model {
-        name: "llama2-13b",
-        billions: 13,
-        converter_size: "13b",
-        converter_machine: "n2-highmem-32",
-        converter_memory: "200Gi",
-        converter_scratch_gb: 150,
-    },
-    // The guide's 112 GB converter cannot hold 70B: its bf16 weights alone are ~140 GB.
-    Model {
-        name: "llama2-70b",
-        billions: 70,
-        converter_size: "70b",
-        converter_machine: "n2-highmem-64",
-        converter_memory: "450Gi",
-        converter_scratch_gb: 600,
-    },
-];
-
 /// A Saxml serving configuration class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ServingConfig {
@@ -72,101 +43,110 @@ pub struct ServingConfig {
     pub since: &'static str,
 }
 
-const LM_CLOUD: &str = "saxml.server.pax.lm.params.lm_cloud";
-
-macro_rules! config {
-    ($class:literal, $model:literal, $family:expr, $chips:literal, $test:literal, $since:literal) => {
-        ServingConfig {
-            class: concat!("saxml.server.pax.lm.params.lm_cloud.", $class),
-            model: $model,
-            family: $family,
-            chips: $chips,
-            test_mode: $test,
-            since: $since,
-        }
-    };
+/// The parsed table.
+#[derive(Debug, Default)]
+pub struct Facts {
+    /// The Llama 2 sizes of the reference guide.
+    pub models: Vec<Model>,
+    /// The Llama 2 configurations of `lm_cloud.py` on TPU.
+    pub configs: Vec<ServingConfig>,
+    /// Module of the serving configurations.
+    pub module: &'static str,
+    /// Saxml releases whose images Google publishes, with the date of their source.
+    pub releases: Vec<(&'static str, &'static str)>,
+    /// Where Google publishes the Saxml release images.
+    pub registry: &'static str,
+    /// Default tag of each component's release image.
+    pub images: Vec<(&'static str, &'static str)>,
+    /// Saxml's chip name for `--platform_chip`, per TPU generation.
+    pub chips: Vec<(TpuFamily, &'static str)>,
+    /// Default region and zone per TPU generation (`None`: any other).
+    pub locations: Vec<(Option<TpuFamily>, &'static str, &'static str)>,
 }
 
-/// The Llama 2 configurations of `lm_cloud.py` on TPU.
-pub const SERVING_CONFIGS: &[ServingConfig] = &[
-    config!(
-        "LLaMA7BFP16TPUv5e",
-        "llama2-7b",
-        TpuFamily::V5e,
-        4,
-        false,
-        "2023-10-17"
-    ),
-    config!(
-        "LLaMA7BTPUv5e8",
-        "llama2-7b",
-        TpuFamily::V5e,
-        8,
-        false,
-        "2024-04-11"
-    ),
-    config!(
-        "LLaMA7BTPUv5e16",
-        "llama2-7b",
-        TpuFamily::V5e,
-        16,
-        false,
-        "2024-04-11"
-    ),
-    config!(
-        "LLaMA7BFP16TPUv4",
-        "llama2-7b",
-        TpuFamily::V4,
-        4,
-        true,
-        "2023-05-02"
-    ),
-    config!(
-        "LLaMA70BFP16TPUv5e16",
-        "llama2-70b",
-        TpuFamily::V5e,
-        16,
-        false,
-        "2024-04-11"
-    ),
-    config!(
-        "LLaMA70BFP16TPUv5e32",
-        "llama2-70b",
-        TpuFamily::V5e,
-        32,
-        true,
-        "2023-10-02"
-    ),
-    config!(
-        "LLaMA70BFP16TPUv5e64",
-        "llama2-70b",
-        TpuFamily::V5e,
-        64,
-        true,
-        "2023-10-02"
-    ),
-];
+/// The embedded table (a malformed line is a bug in this binary, caught by a unit test).
+pub static FACTS: LazyLock<Facts> = LazyLock::new(|| match Facts::parse(TABLE) {
+    Ok(facts) => facts,
+    Err(error) => panic!("data/saxml-serving.tsv is malformed: {error}"),
+});
 
-/// Saxml releases whose images Google publishes, with the date of their source.
-pub const RELEASES: &[(&str, &str)] = &[
-    ("v1.0.0", "2023-08-30"),
-    ("v1.1.0", "2023-10-19"),
-    ("v1.2.0", "2024-02-20"),
-];
+impl Facts {
+    /// Parses the format of `data/saxml-serving.tsv`.
+    pub fn parse(text: &'static str) -> Result<Self, String> {
+        let mut facts = Self::default();
+        for (index, line) in text.lines().enumerate() {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let fields: Vec<&'static str> = line.split('\t').collect();
+            let at = |why: String| format!("line {}: {why}", index + 1);
+            match fields.as_slice() {
+                ["model", name, billions, size, machine, memory, scratch, _] => {
+                    facts.models.push(Model {
+                        name,
+                        billions: number(billions).map_err(at)?,
+                        converter_size: size,
+                        converter_machine: machine,
+                        converter_memory: memory,
+                        converter_scratch_gb: number(scratch).map_err(at)?,
+                    });
+                }
+                ["config", class, model, family, chips, test_mode, since, _] => {
+                    facts.configs.push(ServingConfig {
+                        class,
+                        model,
+                        family: tpu_family(family).map_err(at)?,
+                        chips: number(chips).map_err(at)?,
+                        test_mode: test_mode
+                            .parse()
+                            .map_err(|_| at(format!("`{test_mode}`")))?,
+                        since,
+                    });
+                }
+                ["module", module, _] => facts.module = module,
+                ["release", tag, date, _] => facts.releases.push((tag, date)),
+                ["registry", registry, _] => facts.registry = registry,
+                ["image", component, tag, _] => facts.images.push((component, tag)),
+                ["chip", family, chip, _] => {
+                    facts.chips.push((tpu_family(family).map_err(at)?, chip));
+                }
+                ["location", family, region, zone, _] => {
+                    let family = (*family != "*")
+                        .then(|| tpu_family(family))
+                        .transpose()
+                        .map_err(at)?;
+                    facts.locations.push((family, region, zone));
+                }
+                _ => return Err(at("not a row this file has".into())),
+            }
+        }
+        Ok(facts)
+    }
+}
 
-/// Where Google publishes the Saxml release images.
-pub const RELEASE_REGISTRY: &str = "us-docker.pkg.dev/cloud-tpu-images/inference";
+fn number(text: &str) -> Result<u32, String> {
+    text.parse()
+        .map_err(|_| format!("`{text}` is not a number"))
+}
+
+fn tpu_family(text: &str) -> Result<TpuFamily, String> {
+    TpuFamily::ALL
+        .into_iter()
+        .find(|family| family.display_name() == text)
+        .ok_or_else(|| format!("`{text}` is not a TPU family of the catalog"))
+}
 
 /// The model called `name`.
 #[must_use]
 pub fn model(name: &str) -> Option<&'static Model> {
-    MODELS.iter().find(|model| model.name == name)
+    FACTS.models.iter().find(|model| model.name == name)
 }
 
 /// The configurations for `model` on `chips` chips of `family`, real weights first.
 #[must_use]
 pub fn configs_for(model: &str, family: TpuFamily, chips: u32) -> Vec<&'static ServingConfig> {
-    let mut found: Vec<&ServingConfig> = SERVING_CONFIGS
+    let mut found: Vec<&ServingConfig> = FACTS
+        .configs
         .iter()
         .filter(|c| c.model == model && c.family == family && c.chips == chips)
         .collect();
@@ -177,16 +157,27 @@ pub fn configs_for(model: &str, family: TpuFamily, chips: u32) -> Vec<&'static S
 /// The configuration whose class is `class`, when the tool knows it.
 #[must_use]
 pub fn config(class: &str) -> Option<&'static ServingConfig> {
-    SERVING_CONFIGS.iter().find(|c| c.class == class)
+    FACTS.configs.iter().find(|c| c.class == class)
 }
 
 /// The date of the Saxml source of an image tagged `tag`, when it is a release.
 #[must_use]
 pub fn release_date(tag: &str) -> Option<&'static str> {
-    RELEASES
+    FACTS
+        .releases
         .iter()
         .find(|(release, _)| *release == tag)
         .map(|(_, date)| *date)
+}
+
+/// The default tag of a component's release image.
+#[must_use]
+pub fn release_tag(component: &str) -> &'static str {
+    FACTS
+        .images
+        .iter()
+        .find(|(name, _)| *name == component)
+        .map_or("", |(_, tag)| tag)
 }
 
 /// Whether `text` is a `YYYY-MM-DD` date.
@@ -203,23 +194,21 @@ pub fn is_date(text: &str) -> bool {
 /// Saxml's chip name for `--platform_chip`.
 #[must_use]
 pub fn platform_chip(family: TpuFamily) -> Option<&'static str> {
-    match family {
-        TpuFamily::V4 => Some("tpuv4"),
-        TpuFamily::V5e => Some("tpuv5e"),
-        _ => None,
-    }
+    FACTS
+        .chips
+        .iter()
+        .find(|(chips_family, _)| *chips_family == family)
+        .map(|(_, chip)| *chip)
 }
 
-/// Short name of the Sax model for `saxutil` (lowercase letters, digits, `-`, `_`).
+/// Where the TPU generation is offered: the default region and zone.
 #[must_use]
-pub fn sax_model_name(model: &str) -> String {
-    model.to_string()
-}
-
-/// Module of the serving configurations, for messages.
-#[must_use]
-pub fn lm_cloud() -> &'static str {
-    LM_CLOUD
+pub fn location(family: Option<TpuFamily>) -> (&'static str, &'static str) {
+    let locations = &FACTS.locations;
+    let found = locations.iter().find(|(f, ..)| f.is_some() && *f == family);
+    found
+        .or_else(|| locations.iter().find(|(f, ..)| f.is_none()))
+        .map_or(("", ""), |(_, region, zone)| (*region, *zone))
 }
 
 #[cfg(test)]
@@ -227,16 +216,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_configuration_is_of_a_known_model_with_a_date() {
-        for config in SERVING_CONFIGS {
+    fn the_table_parses_and_every_configuration_is_of_a_known_model_with_a_date() {
+        let facts = Facts::parse(TABLE).unwrap();
+        assert_eq!(facts.models.len(), 3);
+        for config in &facts.configs {
             assert!(model(config.model).is_some(), "{}", config.class);
             assert!(is_date(config.since), "{}", config.class);
-            assert!(config.class.starts_with(lm_cloud()));
+            assert!(config.class.starts_with(&format!("{}.", facts.module)));
         }
-        for (tag, date) in RELEASES {
+        for (tag, date) in &facts.releases {
             assert!(is_date(date), "{tag}");
         }
+        for component in ["admin-server", "model-server", "util", "http"] {
+            assert!(
+                release_date(release_tag(component)).is_some(),
+                "{component}"
+            );
+        }
+        assert!(facts.registry.contains('/') && facts.locations.iter().any(|l| l.0.is_none()));
         assert!(!is_date("2024-13-01") && !is_date("2024-6-1") && !is_date("latest"));
+        let bad = Facts::parse("config\tx\tllama2-7b\tTPU v9\t4\tfalse\t2024-01-01\tL\n");
+        assert_eq!(
+            bad.unwrap_err(),
+            "line 1: `TPU v9` is not a TPU family of the catalog"
+        );
     }
 
     #[test]
@@ -248,5 +251,10 @@ mod tests {
         );
         assert!(!found[0].test_mode);
         assert!(release_date("v1.2.0").unwrap() < found[0].since);
+        assert_eq!(
+            location(Some(TpuFamily::V4)),
+            ("us-central2", "us-central2-b")
+        );
+        assert_eq!(location(None), location(Some(TpuFamily::Tpu7x)));
     }
 }

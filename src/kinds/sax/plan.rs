@@ -2,20 +2,22 @@
 //! configuration, the Saxml pools, buckets and proxy, checked.
 
 use super::TypedKind;
-use super::serving::{fits, serving_config};
+use super::serving::serving_config;
 use super::spec::Spec;
 use super::templates::{
     ConverterPlan, ModelPlan, Plan, PoolSelectors, ProxyPlan, ResolvedImages, Workload,
 };
-use super::{SaxServing, models};
+use super::{SaxServing, models, rule};
 use crate::accelerator::{self, TpuSupport};
 use crate::catalog::TpuFamily;
-use crate::gcp::spec::NodePoolSpec;
-use crate::gcp::{self, Addons, CpuPoolDefaults, Scale, TaintSpec};
+use crate::gcp::{self, Addons, CpuPoolDefaults, Scale};
 use crate::kinds::Exposure;
+use crate::overlay::role_pool::role_pool;
 use crate::overlay::site::{Accounts, Location, SYSTEM_POOL, Site, pool_labels, tpu_node_selector};
 use crate::overlay::stanzas;
+use crate::overlay::tpu_memory::weights_fit;
 use crate::plan::Planner;
+use crate::plan::image_tag::tag_of;
 
 /// APIs the kind needs beyond those its blocks enable.
 const SERVICES: &[&str] = &[
@@ -31,17 +33,25 @@ const ADMIN_POOL_KEY: &str = "saxml-admin-node-pool";
 const PROXY_POOL_KEY: &str = "saxml-proxy-node-pool";
 const AUXILIARY_POOL_KEY: &str = "saxml-auxiliary-node-pool";
 
+/// The admin server's pool; the proxies' and the converter's differ from it where they say.
+/// Each is labelled and tainted with its key ([`role_pool`]).
+const ADMIN_POOL: CpuPoolDefaults<'static> = CpuPoolDefaults {
+    name: "saxml-admin-pool",
+    field: "spec.pools.admin",
+    machine_type: "n1-standard-8",
+    scale: Scale::Fixed { nodes: 1 },
+    disk_size_gb: Some(100),
+    labels: &[],
+    taints: &[],
+};
+
 /// Where the TPU generation is offered: the default region and zone. A new cluster is
 /// regional; a borrowed cluster lends its location only when the spec names no region.
 pub(super) fn location(spec: &Spec) -> Location<'static> {
     let family = crate::catalog::tpu_slice(&spec.tpu.type_, None)
         .ok()
         .map(|slice| slice.family);
-    let (region, zone) = match family {
-        Some(TpuFamily::V4) => ("us-central2", "us-central2-b"),
-        Some(TpuFamily::V5p | TpuFamily::V6e) => ("us-east5", "us-east5-a"),
-        _ => ("us-west4", "us-west4-a"),
-    };
+    let (region, zone) = models::location(family);
     Location {
         zone: Some(zone),
         borrow_without_region_only: true,
@@ -64,17 +74,12 @@ pub(super) fn proxy_service(blueprint: &str) -> String {
     format!("{blueprint}-http")
 }
 
-fn release_image(component: &str) -> String {
-    format!("{}/sax-{component}:v1.2.0", models::RELEASE_REGISTRY)
-}
-
-/// The tag of an image reference (`None` for a digest or no tag).
-pub(super) fn tag_of(image: &str) -> Option<&str> {
-    if image.contains('@') {
-        return None;
-    }
-    let last = image.rsplit('/').next().unwrap_or(image);
-    last.split_once(':').map(|(_, tag)| tag)
+/// The image given, else the release image of `component`.
+fn image_or_release(given: Option<&String>, component: &str) -> String {
+    given.cloned().unwrap_or_else(|| {
+        let tag = models::release_tag(component);
+        format!("{}/sax-{component}:{tag}", models::FACTS.registry)
+    })
 }
 
 #[allow(clippy::too_many_lines, reason = "one recipe, read top to bottom")]
@@ -104,7 +109,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     let model = match models::model(&spec.model.name) {
         Some(model) => Some(model),
         None => {
-            let names: Vec<&str> = models::MODELS.iter().map(|m| m.name).collect();
+            let names: Vec<&str> = models::FACTS.models.iter().map(|m| m.name).collect();
             let d = planner.error(
                 gcp::rule::CONFLICT,
                 "spec.model.name",
@@ -128,31 +133,12 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         );
         d.found = Some(replicas.to_string());
     }
+    let given = &spec.saxml.images;
     let images = ResolvedImages {
-        admin_server: spec
-            .saxml
-            .images
-            .admin_server
-            .clone()
-            .unwrap_or_else(|| release_image("admin-server")),
-        model_server: spec
-            .saxml
-            .images
-            .model_server
-            .clone()
-            .unwrap_or_else(|| release_image("model-server")),
-        util: spec
-            .saxml
-            .images
-            .util
-            .clone()
-            .unwrap_or_else(|| release_image("util")),
-        http: spec
-            .saxml
-            .images
-            .http
-            .clone()
-            .unwrap_or_else(|| format!("{}/sax-http:v1.0.0", models::RELEASE_REGISTRY)),
+        admin_server: image_or_release(given.admin_server.as_ref(), "admin-server"),
+        model_server: image_or_release(given.model_server.as_ref(), "model-server"),
+        util: image_or_release(given.util.as_ref(), "util"),
+        http: image_or_release(given.http.as_ref(), "http"),
     };
     for (field, image) in [
         ("spec.saxml.images.adminServer", &images.admin_server),
@@ -175,8 +161,11 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     }
     // A model too large for the slice has no configuration either: one finding says why.
     let serving_config = match (model, &tpu) {
-        (Some(model), Some(tpu)) if fits(planner, model, tpu) => {
-            serving_config(spec, planner, model, tpu, &images)
+        (Some(model), Some(tpu)) => {
+            let weights = (model.name, model.billions);
+            weights_fit(planner, rule::MODEL_TOO_LARGE, weights, tpu)
+                .then(|| serving_config(spec, planner, model, tpu, &images))
+                .flatten()
         }
         _ => None,
     };
@@ -219,55 +208,34 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     )?;
     let converter_machine = model.map_or("n2-highmem-16", |m| m.converter_machine);
     let converter_disk = model.map_or(200, |m| m.converter_scratch_gb + 100);
-    let pools: [(&NodePoolSpec, CpuPoolDefaults<'_>); 3] = [
-        (
-            &spec.pools.admin,
-            CpuPoolDefaults {
-                name: "saxml-admin-pool",
-                field: "spec.pools.admin",
-                machine_type: "n1-standard-8",
-                scale: Scale::Fixed { nodes: 1 },
-                disk_size_gb: Some(100),
-                labels: &[(ADMIN_POOL_KEY, "true")],
-                taints: &[TaintSpec {
-                    key: ADMIN_POOL_KEY,
-                    value: "true",
-                }],
-            },
-        ),
+    let pools = [
+        (&spec.pools.admin, ADMIN_POOL_KEY, ADMIN_POOL),
         (
             &spec.pools.proxy,
+            PROXY_POOL_KEY,
             CpuPoolDefaults {
                 name: "saxml-proxy-pool",
                 field: "spec.pools.proxy",
-                machine_type: "n1-standard-8",
                 scale: Scale::Autoscaling { min: 1, max: 3 },
-                disk_size_gb: Some(100),
-                labels: &[(PROXY_POOL_KEY, "true")],
-                taints: &[TaintSpec {
-                    key: PROXY_POOL_KEY,
-                    value: "true",
-                }],
+                ..ADMIN_POOL
             },
         ),
         (
             &spec.pools.auxiliary,
+            AUXILIARY_POOL_KEY,
             CpuPoolDefaults {
                 name: "saxml-auxiliary-pool",
                 field: "spec.pools.auxiliary",
                 machine_type: converter_machine,
                 scale: Scale::Autoscaling { min: 0, max: 1 },
                 disk_size_gb: Some(converter_disk),
-                labels: &[(AUXILIARY_POOL_KEY, "true")],
-                taints: &[TaintSpec {
-                    key: AUXILIARY_POOL_KEY,
-                    value: "true",
-                }],
+                ..ADMIN_POOL
             },
         ),
     ];
-    for (pool_spec, defaults) in pools {
-        gcp.cpu_pool(planner, &cluster, pool_spec, defaults, &accounts.nodes);
+    for (pool_spec, key, defaults) in pools {
+        let on = (&cluster, &accounts.nodes);
+        role_pool((&mut gcp, planner), on, pool_spec, key, defaults);
     }
     accounts.bind(
         &mut gcp,
@@ -329,11 +297,12 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     );
 
     let sax_root = format!("{}/sax-root", admin_bucket.url());
-    let model_id = format!("/sax/{cell}/{}", models::sax_model_name(model.name));
+    let model_id = format!("/sax/{cell}/{}", model.name);
     let pax_checkpoint = format!("{}/{}/pax", checkpoint_bucket.url(), model.name);
     let converter = spec.converter.enabled.unwrap_or(true).then(|| {
         let image = spec.converter.image.clone().unwrap_or_else(|| {
-            let tag = tag_of(&images.model_server).unwrap_or("v1.2.0");
+            let default = models::release_tag("model-server");
+            let tag = tag_of(&images.model_server).unwrap_or(default);
             format!("{}/checkpoint-converter:{tag}", registry.url)
         });
         planner.check_image("spec.converter.image", &image);

@@ -1,12 +1,12 @@
 //! Which Saxml serving configuration loads the model on the slice, and whether the
 //! model-server image has it.
 
-use super::plan::tag_of;
 use super::spec::Spec;
 use super::templates::ResolvedImages;
 use super::{models, rule};
 use crate::accelerator::TpuPlan;
 use crate::plan::Planner;
+use crate::plan::image_tag::tag_of;
 
 /// The serving configuration: the one the spec names, or the catalog's for the model on the
 /// slice; findings when none serves real weights or the image predates it.
@@ -32,7 +32,7 @@ pub(super) fn serving_config(
             );
             d.expected = Some(format!(
                 "e.g. `{}.LLaMA70BFP16TPUv5e16`",
-                models::lm_cloud()
+                models::FACTS.module
             ));
             return None;
         }
@@ -70,7 +70,8 @@ pub(super) fn serving_config(
                     test.class.rsplit('.').next().unwrap_or(test.class)
                 )
             });
-            let offered: Vec<String> = models::SERVING_CONFIGS
+            let offered: Vec<String> = models::FACTS
+                .configs
                 .iter()
                 .filter(|c| c.model == model.name && !c.test_mode)
                 .map(|c| format!("{} chips of {}", c.chips, c.family))
@@ -163,7 +164,8 @@ pub(super) fn check_known(
             );
             d.expected = Some(format!(
                 "a release tag ({}) or `spec.saxml.sourceDate`",
-                models::RELEASES
+                models::FACTS
+                    .releases
                     .iter()
                     .map(|(tag, _)| format!("`{tag}`"))
                     .collect::<Vec<_>>()
@@ -172,32 +174,4 @@ pub(super) fn check_known(
             d.fix = Some("set `spec.saxml.sourceDate: YYYY-MM-DD`".into());
         }
     }
-}
-
-/// Weights take ~2 bytes per parameter (bf16); they must fit the slice's memory.
-pub(super) fn fits(planner: &mut Planner<'_>, model: &models::Model, tpu: &TpuPlan) -> bool {
-    let Some(family) = tpu.family else {
-        return false;
-    };
-    let weights_gb = u64::from(model.billions) * 2;
-    let memory_gb = u64::from(family.hbm_gb()) * u64::from(tpu.chips_per_slice);
-    if weights_gb > memory_gb {
-        let d = planner.error(
-            rule::MODEL_TOO_LARGE,
-            "spec.tpu.type",
-            format!(
-                "`{}` needs ~{weights_gb} GB for its weights but a `{}` slice has {memory_gb} GB of HBM",
-                model.name, tpu.type_name
-            ),
-        );
-        d.found = Some(format!(
-            "{} chips x {} GB of {family}",
-            tpu.chips_per_slice,
-            family.hbm_gb()
-        ));
-        let chips_needed = weights_gb.div_ceil(u64::from(family.hbm_gb()));
-        d.expected = Some(format!("at least {chips_needed} chips of {family}"));
-        return false;
-    }
-    true
 }
