@@ -11,6 +11,8 @@
 //! structure: a newline, `: `, `#`, `{{ }}` or a leading `*` stays a literal string.
 //! Undefined variables are errors, not empty strings.
 
+pub mod client;
+pub mod secret_ref;
 pub mod site;
 
 use std::collections::BTreeMap;

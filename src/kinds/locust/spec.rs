@@ -268,12 +268,6 @@ impl Spec {
 
     /// The cluster as written, or the target blueprint's when none is named.
     pub(super) fn effective_cluster(&self) -> ClusterSpec {
-        let mut cluster = self.cluster.clone();
-        if cluster == ClusterSpec::default()
-            && let Some(target) = &self.target.blueprint
-        {
-            cluster.blueprint = Some(target.clone());
-        }
-        cluster
+        crate::overlay::client::cluster(&self.cluster, self.target.blueprint.as_deref())
     }
 }

@@ -2,7 +2,6 @@
 
 use super::spec::Framework;
 use super::templates::{LOCUSTFILE, runner_metrics};
-use super::tokens::spelled;
 
 #[test]
 fn every_framework_has_a_name_and_a_path() {
@@ -42,14 +41,4 @@ fn the_locustfile_speaks_every_framework() {
             "the locustfile has no request for {name}"
         );
     }
-}
-
-#[test]
-fn references_are_spelled_with_letters_digits_and_the_given_marks() {
-    assert!(spelled("hf-token_1.json", usize::MAX, b"-_."));
-    assert!(!spelled("", usize::MAX, b"-_."));
-    assert!(!spelled("owner/model", 96, b"-_."));
-    assert!(!spelled("hf.token", 255, b"-_"));
-    assert!(spelled(&"a".repeat(255), 255, b"-_"));
-    assert!(!spelled(&"a".repeat(256), 255, b"-_"));
 }

@@ -1,0 +1,162 @@
+//! A credential a blueprint references and never holds: a key of a Kubernetes Secret created
+//! out of band, or a Secret Manager secret that a workload's account is granted to read.
+
+use serde::Serialize;
+
+use crate::gcp::{self, AccountHandle, Gcp, IamTarget};
+use crate::names::check_dns_label;
+use crate::plan::Planner;
+use crate::plan::checks::spelled;
+
+/// Where a workload reads the credential, as its template sees it.
+#[derive(Debug, Serialize)]
+#[serde(tag = "from", rename_all = "snake_case")]
+pub enum SecretRef {
+    /// A key of a Kubernetes Secret in the workload's namespace.
+    Secret {
+        /// Secret name.
+        name: String,
+        /// Key in the Secret.
+        key: String,
+    },
+    /// A Secret Manager secret version.
+    SecretManager {
+        /// `projects/<project>/secrets/<secret>/versions/<version>`.
+        path: String,
+    },
+}
+
+/// The credential's stanza: where it is and how findings name it.
+#[derive(Clone, Copy, Debug)]
+pub struct SecretStanza<'a> {
+    /// Dotted field of the stanza, e.g. `spec.huggingFaceToken`.
+    pub field: &'a str,
+    /// What it is, for messages, e.g. `the token`.
+    pub what: &'a str,
+    /// A secret name for examples in fixes, e.g. `hf-token`.
+    pub example: &'a str,
+    /// `<field>.secret`: the Kubernetes Secret's name and key (default `token`).
+    pub secret: Option<(&'a str, Option<&'a str>)>,
+    /// `<field>.secretManager`: its secret id, project and version.
+    pub secret_manager: Option<SecretManagerRef<'a>>,
+}
+
+/// `<field>.secretManager` as written.
+#[derive(Clone, Copy, Debug)]
+pub struct SecretManagerRef<'a> {
+    /// Secret id.
+    pub secret: &'a str,
+    /// Project of the secret (default: the blueprint's).
+    pub project: Option<&'a str>,
+    /// Version (default `latest`).
+    pub version: Option<&'a str>,
+}
+
+impl SecretStanza<'_> {
+    /// The reference, checked, with the grant a Secret Manager secret needs for `reader`
+    /// (in `project` unless the stanza names another); `None` (with findings) when it is not
+    /// referenced exactly once.
+    pub fn plan(
+        &self,
+        planner: &mut Planner<'_>,
+        gcp: &mut Gcp,
+        project: &str,
+        reader: &AccountHandle,
+    ) -> Option<SecretRef> {
+        let field = self.field;
+        match (self.secret, self.secret_manager) {
+            (Some((name, key)), None) => {
+                let key = key.unwrap_or("token").to_string();
+                planner.check_name(
+                    gcp::rule::KUBERNETES_NAME,
+                    &format!("{field}.secret.name"),
+                    name,
+                    check_dns_label,
+                );
+                if !spelled(&key, usize::MAX, b"-_.") {
+                    let d = planner.error(
+                        gcp::rule::KUBERNETES_NAME,
+                        &format!("{field}.secret.key"),
+                        format!("`{key}` is not a Secret key"),
+                    );
+                    d.expected = Some("letters, digits, `-`, `_` and `.`".into());
+                }
+                Some(SecretRef::Secret {
+                    name: name.to_string(),
+                    key,
+                })
+            }
+            (None, Some(manager)) => {
+                Some(self.secret_manager(planner, gcp, manager, project, reader))
+            }
+            (Some(_), Some(_)) | (None, None) => {
+                let key = field.rsplit('.').next().unwrap_or(field);
+                let example = self.example;
+                let d = planner.error(
+                    gcp::rule::CONFLICT,
+                    field,
+                    format!(
+                        "{} is referenced by exactly one of `secret` and `secretManager`",
+                        self.what
+                    ),
+                );
+                d.fix = Some(format!(
+                    "`{key}: {{secret: {{name: {example}}}}}` or `{key}: {{secretManager: {{secret: {example}}}}}`"
+                ));
+                None
+            }
+        }
+    }
+
+    fn secret_manager(
+        &self,
+        planner: &mut Planner<'_>,
+        gcp: &mut Gcp,
+        manager: SecretManagerRef<'_>,
+        project: &str,
+        reader: &AccountHandle,
+    ) -> SecretRef {
+        let field = self.field;
+        let project = manager.project.unwrap_or(project);
+        let version = manager.version.unwrap_or("latest");
+        if !spelled(manager.secret, 255, b"-_") {
+            let d = planner.error(
+                gcp::rule::RESOURCE_NAME,
+                &format!("{field}.secretManager.secret"),
+                format!("`{}` is not a Secret Manager secret id", manager.secret),
+            );
+            d.expected = Some("letters, digits, `-` and `_`".into());
+        }
+        if version != "latest" && !version.bytes().all(|b| b.is_ascii_digit()) {
+            let d = planner.error(
+                gcp::rule::RESOURCE_NAME,
+                &format!("{field}.secretManager.version"),
+                format!("`{version}` is not a secret version"),
+            );
+            d.expected = Some("`latest` or a version number".into());
+        }
+        if manager.project.is_some() {
+            planner.check_name(
+                gcp::rule::PROJECT_ID,
+                &format!("{field}.secretManager.project"),
+                project,
+                crate::names::project_id,
+            );
+        }
+        gcp.api("secretmanager.googleapis.com");
+        let secret = format!("projects/{project}/secrets/{}", manager.secret);
+        gcp.grant(
+            &IamTarget::external(
+                "secretmanager",
+                "SecretManagerSecret",
+                secret.clone(),
+                manager.secret,
+            ),
+            reader,
+            "roles/secretmanager.secretAccessor",
+        );
+        SecretRef::SecretManager {
+            path: format!("{secret}/versions/{version}"),
+        }
+    }
+}
