@@ -5,7 +5,7 @@
 
 use crate::gcp::spec::{BucketSpec, ClusterSpec, MetricsSinkSpec};
 use crate::gcp::{AccountHandle, Gcp, IamTarget};
-use crate::plan::{Planner, TopicExport};
+use crate::plan::{Planner, TopicExport, rule};
 
 /// The cluster as written, or the served blueprint's (`target`) when none is named: a
 /// client runs on a cluster it never owns by default.
@@ -21,12 +21,14 @@ pub fn cluster(written: &ClusterSpec, target: Option<&str>) -> ClusterSpec {
 }
 
 /// [`cluster`], where a served blueprint that runs on another's cluster lends that
-/// blueprint's: the client joins the cluster the server runs on.
-#[must_use]
+/// blueprint's: the client joins the cluster the server runs on. A client whose target is
+/// given by address (`target` is `None`) and that names no cluster is a finding, naming it as
+/// `client`.
 pub fn joined_cluster(
-    planner: &Planner<'_>,
+    planner: &mut Planner<'_>,
     written: &ClusterSpec,
     target: Option<&str>,
+    client: &str,
 ) -> ClusterSpec {
     let mut cluster = cluster(written, target);
     if *written == ClusterSpec::default()
@@ -38,7 +40,26 @@ pub fn joined_cluster(
     {
         cluster.blueprint = Some(owner);
     }
+    if target.is_none() && cluster == ClusterSpec::default() {
+        let d = planner.error(
+            rule::CONFLICT,
+            "spec.cluster",
+            format!("a target given by address needs the cluster {client} runs on"),
+        );
+        d.fix = Some(
+            "set `spec.cluster.blueprint: <blueprint>`, or `spec.cluster: {existing: true, name: …, location: …}`"
+                .into(),
+        );
+    }
     cluster
+}
+
+/// Whether the served blueprint that the client's cluster defaults to is missing: the
+/// reference has its finding, and planning the cluster would repeat it.
+#[must_use]
+pub fn target_missing(planner: &Planner<'_>, written: &ClusterSpec, target: Option<&str>) -> bool {
+    *written == ClusterSpec::default()
+        && target.is_some_and(|target| planner.peek(target).is_none())
 }
 
 /// Lets `reader` read the objects of `bucket`, which the client does not own (its input,

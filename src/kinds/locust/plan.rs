@@ -5,14 +5,13 @@ use super::spec::{LoadSpec, Spec};
 use super::target;
 use super::templates::{self, LOCUSTFILE, LoadPlan, Plan, ResolvedImages, Workload};
 use super::tokens;
-use crate::gcp::spec::ClusterSpec;
 use crate::gcp::{self, Addons, CpuPoolDefaults, Scale, TaintSpec};
 use crate::kinds::Exposure;
 use crate::names::check_dns_label;
 use crate::overlay::site::{Location, NODE_PROJECT_ROLES, Site};
 use crate::overlay::{Planned, client};
 use crate::plan::Planner;
-use crate::plan::checks::{check_gcs_object, check_ranges};
+use crate::plan::checks::{check_gcs_object, check_ranges, image_or};
 
 /// `us-central1` when neither the spec nor the target's cluster says; a new cluster is
 /// regional.
@@ -35,30 +34,18 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     );
     let target = target::resolve_target(spec, planner, &namespace);
     // A target blueprint on another's cluster: the load generator joins that cluster.
-    let cluster_spec =
-        client::joined_cluster(planner, &spec.cluster, spec.target.blueprint.as_deref());
-    if spec.target.blueprint.is_none() && cluster_spec == ClusterSpec::default() {
-        let d = planner.error(
-            gcp::rule::CONFLICT,
-            "spec.cluster",
-            "a target given by address needs the cluster the load generator runs on",
-        );
-        d.fix = Some(
-            "set `spec.cluster.blueprint: <blueprint>`, or `spec.cluster: {existing: true, name: …, location: …}`"
-                .into(),
-        );
-    }
+    let target_blueprint = spec.target.blueprint.as_deref();
+    let cluster_spec = client::joined_cluster(
+        planner,
+        &spec.cluster,
+        target_blueprint,
+        "the load generator",
+    );
     let (site, mut gcp) = Site::open(planner, spec.stanzas(&cluster_spec), &LOCATION);
     let load = load_plan(&spec.load, planner);
     let prompts = check_gcs_object(planner, "spec.prompts", &spec.prompts);
     // A target blueprint that is not there has its finding; its cluster would repeat it.
-    if spec.cluster == ClusterSpec::default()
-        && spec
-            .target
-            .blueprint
-            .as_deref()
-            .is_some_and(|target| planner.peek(target).is_none())
-    {
+    if client::target_missing(planner, &spec.cluster, target_blueprint) {
         return None;
     }
 
@@ -166,30 +153,27 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         "spec.registry",
         "Locust and benchmark-runner images",
     );
+    let written = &spec.images;
     let images = ResolvedImages {
-        locust: spec
-            .images
-            .locust
-            .clone()
-            .unwrap_or_else(|| format!("{}/locust:2.32.4", registry.url)),
-        runner: spec
-            .images
-            .runner
-            .clone()
-            .unwrap_or_else(|| format!("{}/locust-runner:8676d66", registry.url)),
-        exporter: spec
-            .images
-            .exporter
-            .clone()
-            .unwrap_or_else(|| "containersol/locust_exporter:v0.5.0".into()),
+        locust: image_or(
+            planner,
+            "spec.images.locust",
+            written.locust.as_deref(),
+            || format!("{}/locust:2.32.4", registry.url),
+        ),
+        runner: image_or(
+            planner,
+            "spec.images.runner",
+            written.runner.as_deref(),
+            || format!("{}/locust-runner:8676d66", registry.url),
+        ),
+        exporter: image_or(
+            planner,
+            "spec.images.exporter",
+            written.exporter.as_deref(),
+            || "containersol/locust_exporter:v0.5.0".into(),
+        ),
     };
-    for (field, image) in [
-        ("spec.images.locust", &images.locust),
-        ("spec.images.runner", &images.runner),
-        ("spec.images.exporter", &images.exporter),
-    ] {
-        planner.check_image(field, image);
-    }
     if let Some(tokenizer) = &spec.tokenizer {
         tokens::check_tokenizer(planner, tokenizer);
     }
