@@ -1,7 +1,8 @@
 //! A credential a blueprint references and never holds: a key of a Kubernetes Secret created
 //! out of band, or a Secret Manager secret that a workload's account is granted to read.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::gcp::{self, AccountHandle, Gcp, IamTarget};
 use crate::names::check_dns_label;
@@ -26,37 +27,48 @@ pub enum SecretRef {
     },
 }
 
-/// The credential's stanza: where it is and how findings name it.
-#[derive(Clone, Copy, Debug)]
-pub struct SecretStanza<'a> {
-    /// Dotted field of the stanza, e.g. `spec.huggingFaceToken`.
-    pub field: &'a str,
-    /// What it is, for messages, e.g. `the token`.
-    pub what: &'a str,
-    /// A secret name for examples in fixes, e.g. `hf-token`.
-    pub example: &'a str,
-    /// `<field>.secret`: the Kubernetes Secret's name and key (default `token`).
-    pub secret: Option<(&'a str, Option<&'a str>)>,
-    /// `<field>.secretManager`: its secret id, project and version.
-    pub secret_manager: Option<SecretManagerRef<'a>>,
+// The two stanzas as a spec writes them. They have no doc comment of their own, which would
+// become their description in each kind's JSON Schema; the fields' are part of it.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct SecretKeySpec {
+    /// Secret name.
+    pub(crate) name: String,
+    /// Key in the Secret (default `token`).
+    pub(crate) key: Option<String>,
 }
 
-/// `<field>.secretManager` as written.
-#[derive(Clone, Copy, Debug)]
-pub struct SecretManagerRef<'a> {
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct SecretManagerSpec {
     /// Secret id.
-    pub secret: &'a str,
+    pub(crate) secret: String,
     /// Project of the secret (default: the blueprint's).
-    pub project: Option<&'a str>,
+    pub(crate) project: Option<String>,
     /// Version (default `latest`).
-    pub version: Option<&'a str>,
+    pub(crate) version: Option<String>,
+}
+
+/// A credential's stanza: where it is and how findings name it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SecretStanza<'a> {
+    /// Dotted field of the stanza, e.g. `spec.huggingFaceToken`.
+    pub(crate) field: &'a str,
+    /// What it is, for messages, e.g. `the token`.
+    pub(crate) what: &'a str,
+    /// A secret name for examples in fixes, e.g. `hf-token`.
+    pub(crate) example: &'a str,
+    /// `<field>.secret`.
+    pub(crate) secret: Option<&'a SecretKeySpec>,
+    /// `<field>.secretManager`.
+    pub(crate) secret_manager: Option<&'a SecretManagerSpec>,
 }
 
 impl SecretStanza<'_> {
     /// The reference, checked, with the grant a Secret Manager secret needs for `reader`
     /// (in `project` unless the stanza names another); `None` (with findings) when it is not
     /// referenced exactly once.
-    pub fn plan(
+    pub(crate) fn plan(
         &self,
         planner: &mut Planner<'_>,
         gcp: &mut Gcp,
@@ -65,8 +77,9 @@ impl SecretStanza<'_> {
     ) -> Option<SecretRef> {
         let field = self.field;
         match (self.secret, self.secret_manager) {
-            (Some((name, key)), None) => {
-                let key = key.unwrap_or("token").to_string();
+            (Some(secret), None) => {
+                let name = &secret.name;
+                let key = secret.key.clone().unwrap_or_else(|| "token".into());
                 planner.check_name(
                     gcp::rule::KUBERNETES_NAME,
                     &format!("{field}.secret.name"),
@@ -82,7 +95,7 @@ impl SecretStanza<'_> {
                     d.expected = Some("letters, digits, `-`, `_` and `.`".into());
                 }
                 Some(SecretRef::Secret {
-                    name: name.to_string(),
+                    name: name.clone(),
                     key,
                 })
             }
@@ -112,14 +125,14 @@ impl SecretStanza<'_> {
         &self,
         planner: &mut Planner<'_>,
         gcp: &mut Gcp,
-        manager: SecretManagerRef<'_>,
+        manager: &SecretManagerSpec,
         project: &str,
         reader: &AccountHandle,
     ) -> SecretRef {
         let field = self.field;
-        let project = manager.project.unwrap_or(project);
-        let version = manager.version.unwrap_or("latest");
-        if !spelled(manager.secret, 255, b"-_") {
+        let project = manager.project.as_deref().unwrap_or(project);
+        let version = manager.version.as_deref().unwrap_or("latest");
+        if !spelled(&manager.secret, 255, b"-_") {
             let d = planner.error(
                 gcp::rule::RESOURCE_NAME,
                 &format!("{field}.secretManager.secret"),
@@ -150,7 +163,7 @@ impl SecretStanza<'_> {
                 "secretmanager",
                 "SecretManagerSecret",
                 secret.clone(),
-                manager.secret,
+                &manager.secret,
             ),
             reader,
             "roles/secretmanager.secretAccessor",

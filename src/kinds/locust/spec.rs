@@ -8,6 +8,7 @@ use crate::gcp::spec::{
     RegistrySpec, ServiceAccountSpec,
 };
 use crate::kinds::Exposure;
+use crate::overlay::secret_ref::{SecretKeySpec, SecretManagerSpec};
 use crate::overlay::site::Stanzas;
 
 /// `spec` as written.
@@ -188,26 +189,6 @@ pub(super) struct TokenSpec {
     pub(super) secret: Option<SecretKeySpec>,
     /// A Secret Manager secret the load generator's account may read.
     pub(super) secret_manager: Option<SecretManagerSpec>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct SecretKeySpec {
-    /// Secret name.
-    pub(super) name: String,
-    /// Key in the Secret (default `token`).
-    pub(super) key: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct SecretManagerSpec {
-    /// Secret id.
-    pub(super) secret: String,
-    /// Project of the secret (default: the blueprint's).
-    pub(super) project: Option<String>,
-    /// Version (default `latest`).
-    pub(super) version: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]

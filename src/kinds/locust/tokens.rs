@@ -3,7 +3,7 @@
 
 use super::spec::Spec;
 use crate::gcp::{self, AccountHandle, Gcp};
-use crate::overlay::secret_ref::{SecretManagerRef, SecretRef, SecretStanza};
+use crate::overlay::secret_ref::{SecretRef, SecretStanza};
 use crate::plan::Planner;
 use crate::plan::checks::spelled;
 
@@ -37,15 +37,8 @@ pub(super) fn token_plan(
         field: "spec.huggingFaceToken",
         what: "the token",
         example: "hf-token",
-        secret: token
-            .secret
-            .as_ref()
-            .map(|s| (s.name.as_str(), s.key.as_deref())),
-        secret_manager: token.secret_manager.as_ref().map(|m| SecretManagerRef {
-            secret: &m.secret,
-            project: m.project.as_deref(),
-            version: m.version.as_deref(),
-        }),
+        secret: token.secret.as_ref(),
+        secret_manager: token.secret_manager.as_ref(),
     };
     stanza.plan(planner, gcp, &spec.project, load_account)
 }
