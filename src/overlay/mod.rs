@@ -12,8 +12,10 @@
 //! Undefined variables are errors, not empty strings.
 
 pub mod autoscaling;
+pub mod client;
 pub mod exposure;
 pub mod role_pool;
+pub mod secret_ref;
 pub mod site;
 pub mod tpu_memory;
 

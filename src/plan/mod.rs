@@ -10,6 +10,8 @@
 //! [`crate::kinds`] (the kinds themselves) and [`crate::overlay`] (templates, and the site
 //! recipe every kind follows, which drives [`crate::gcp`]) come after.
 
+pub mod checks;
+pub mod endpoint;
 mod image;
 pub mod image_tag;
 mod rules;

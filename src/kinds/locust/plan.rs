@@ -5,12 +5,13 @@ use super::spec::{LoadSpec, Spec};
 use super::target;
 use super::templates::{self, LOCUSTFILE, LoadPlan, Plan, ResolvedImages, Workload};
 use super::tokens;
-use crate::gcp::spec::{BucketSpec, ClusterSpec};
-use crate::gcp::{self, Addons, CpuPoolDefaults, IamTarget, Scale, TaintSpec};
+use crate::gcp::{self, Addons, CpuPoolDefaults, Scale, TaintSpec};
 use crate::kinds::Exposure;
 use crate::names::check_dns_label;
 use crate::overlay::site::{Location, NODE_PROJECT_ROLES, Site};
+use crate::overlay::{Planned, client};
 use crate::plan::Planner;
+use crate::plan::checks::{check_gcs_object, check_ranges, image_or};
 
 /// `us-central1` when neither the spec nor the target's cluster says; a new cluster is
 /// regional.
@@ -32,39 +33,19 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         check_dns_label,
     );
     let target = target::resolve_target(spec, planner, &namespace);
-    let mut cluster_spec = spec.effective_cluster();
     // A target blueprint on another's cluster: the load generator joins that cluster.
-    if spec.cluster == ClusterSpec::default()
-        && let Some(owner) = cluster_spec
-            .blueprint
-            .as_deref()
-            .and_then(|target| planner.peek(target))
-            .and_then(|exported| exported.exports.cluster_of.clone())
-    {
-        cluster_spec.blueprint = Some(owner);
-    }
-    if spec.target.blueprint.is_none() && cluster_spec == ClusterSpec::default() {
-        let d = planner.error(
-            gcp::rule::CONFLICT,
-            "spec.cluster",
-            "a target given by address needs the cluster the load generator runs on",
-        );
-        d.fix = Some(
-            "set `spec.cluster.blueprint: <blueprint>`, or `spec.cluster: {existing: true, name: …, location: …}`"
-                .into(),
-        );
-    }
+    let target_blueprint = spec.target.blueprint.as_deref();
+    let cluster_spec = client::joined_cluster(
+        planner,
+        &spec.cluster,
+        target_blueprint,
+        "the load generator",
+    );
     let (site, mut gcp) = Site::open(planner, spec.stanzas(&cluster_spec), &LOCATION);
     let load = load_plan(&spec.load, planner);
     let prompts = check_gcs_object(planner, "spec.prompts", &spec.prompts);
     // A target blueprint that is not there has its finding; its cluster would repeat it.
-    if spec.cluster == ClusterSpec::default()
-        && spec
-            .target
-            .blueprint
-            .as_deref()
-            .is_some_and(|target| planner.peek(target).is_none())
-    {
+    if client::target_missing(planner, &spec.cluster, target_blueprint) {
         return None;
     }
 
@@ -140,17 +121,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
 
     // Workers read the prompts; the runner writes results and reads Cloud Monitoring.
     if let Some((bucket, _)) = &prompts {
-        let prompt_bucket = gcp.bucket(
-            planner,
-            &BucketSpec {
-                name: Some(bucket.clone()),
-                existing: true,
-                location: None,
-            },
-            "spec.prompts",
-            bucket,
-        );
-        gcp.bucket_role(&prompt_bucket, &load_account, "roles/storage.objectViewer");
+        client::read_bucket(&mut gcp, planner, "spec.prompts", bucket, &load_account);
     }
     let output = gcp.bucket(
         planner,
@@ -168,60 +139,41 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
 
     let token = tokens::token_plan(spec, planner, &mut gcp, &load_account);
     // Request metrics go to this blueprint's sink, else to the target blueprint's.
-    let own_sink = gcp.metrics_sink(
+    let pubsub_topic = client::metrics_topic(
+        &mut gcp,
         planner,
-        &spec.metrics_sink,
-        "spec.metricsSink",
-        false,
-        spec.project_number.as_deref(),
+        (&spec.metrics_sink, "spec.metricsSink"),
+        (&spec.project, spec.project_number.as_deref()),
+        target.as_ref().and_then(|t| t.metrics_topic.clone()),
+        &load_account,
     );
-    let pubsub_topic = if let Some(topic) = own_sink {
-        gcp.grant(&topic.iam_target(), &load_account, "roles/pubsub.publisher");
-        Some(format!("projects/{}/topics/{}", spec.project, topic.name))
-    } else {
-        target
-            .as_ref()
-            .and_then(|t| t.metrics_topic.clone())
-            .map(|topic| {
-                gcp.api("pubsub.googleapis.com");
-                gcp.grant(
-                    &IamTarget::external("pubsub", "PubSubTopic", topic.path(), &topic.name),
-                    &load_account,
-                    "roles/pubsub.publisher",
-                );
-                topic.path()
-            })
-    };
     let registry = gcp.registry(
         planner,
         &spec.registry,
         "spec.registry",
         "Locust and benchmark-runner images",
     );
+    let written = &spec.images;
     let images = ResolvedImages {
-        locust: spec
-            .images
-            .locust
-            .clone()
-            .unwrap_or_else(|| format!("{}/locust:2.32.4", registry.url)),
-        runner: spec
-            .images
-            .runner
-            .clone()
-            .unwrap_or_else(|| format!("{}/locust-runner:8676d66", registry.url)),
-        exporter: spec
-            .images
-            .exporter
-            .clone()
-            .unwrap_or_else(|| "containersol/locust_exporter:v0.5.0".into()),
+        locust: image_or(
+            planner,
+            "spec.images.locust",
+            written.locust.as_deref(),
+            || format!("{}/locust:2.32.4", registry.url),
+        ),
+        runner: image_or(
+            planner,
+            "spec.images.runner",
+            written.runner.as_deref(),
+            || format!("{}/locust-runner:8676d66", registry.url),
+        ),
+        exporter: image_or(
+            planner,
+            "spec.images.exporter",
+            written.exporter.as_deref(),
+            || "containersol/locust_exporter:v0.5.0".into(),
+        ),
     };
-    for (field, image) in [
-        ("spec.images.locust", &images.locust),
-        ("spec.images.runner", &images.runner),
-        ("spec.images.exporter", &images.exporter),
-    ] {
-        planner.check_image(field, image);
-    }
     if let Some(tokenizer) = &spec.tokenizer {
         tokens::check_tokenizer(planner, tokenizer);
     }
@@ -236,7 +188,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         "{:016x}",
         crate::names::stable_hash(&[LOCUSTFILE, runner_metrics.as_str()].concat())
     );
-    Some(Plan {
+    Some(Planned {
         infra: gcp.finish(),
         workload: Workload {
             load_service_account: load_ksa.into(),
@@ -278,42 +230,36 @@ fn load_plan(spec: &LoadSpec, planner: &mut Planner<'_>) -> LoadPlan {
         best_of: spec.best_of.unwrap_or(1),
         use_beam_search: spec.use_beam_search.unwrap_or(false),
     };
-    for (field, value, min, max) in [
-        ("spec.load.users", load.users, 1, 100_000),
-        ("spec.load.spawnRate", load.spawn_rate, 1, 10_000),
-        ("spec.load.duration", load.duration, 1, 7 * 24 * 3_600),
-        ("spec.load.workers", load.workers, 1, 1_000),
-        ("spec.load.stopTimeout", load.stop_timeout, 0, 24 * 3_600),
-        (
-            "spec.load.requestTimeout",
-            load.request_timeout,
-            1,
-            24 * 3_600,
-        ),
-        ("spec.load.maxPrompts", load.max_prompts, 1, 10_000_000),
-        (
-            "spec.load.maxPromptLength",
-            load.max_prompt_length,
-            1,
-            1_000_000,
-        ),
-        (
-            "spec.load.maxOutputLength",
-            load.max_output_length,
-            1,
-            1_000_000,
-        ),
-        ("spec.load.bestOf", load.best_of, 1, 64),
-    ] {
-        if !(min..=max).contains(&value) {
-            let d = planner.error(
-                gcp::rule::CONFLICT,
-                field,
-                format!("`{value}` is out of range"),
-            );
-            d.expected = Some(format!("{min} to {max}"));
-        }
-    }
+    check_ranges(
+        planner,
+        &[
+            ("spec.load.users", load.users, 1, 100_000),
+            ("spec.load.spawnRate", load.spawn_rate, 1, 10_000),
+            ("spec.load.duration", load.duration, 1, 7 * 24 * 3_600),
+            ("spec.load.workers", load.workers, 1, 1_000),
+            ("spec.load.stopTimeout", load.stop_timeout, 0, 24 * 3_600),
+            (
+                "spec.load.requestTimeout",
+                load.request_timeout,
+                1,
+                24 * 3_600,
+            ),
+            ("spec.load.maxPrompts", load.max_prompts, 1, 10_000_000),
+            (
+                "spec.load.maxPromptLength",
+                load.max_prompt_length,
+                1,
+                1_000_000,
+            ),
+            (
+                "spec.load.maxOutputLength",
+                load.max_output_length,
+                1,
+                1_000_000,
+            ),
+            ("spec.load.bestOf", load.best_of, 1, 64),
+        ],
+    );
     if load.users < load.workers && spec.users.is_some() {
         let d = planner.warning(
             gcp::rule::CONFLICT,
@@ -326,25 +272,4 @@ fn load_plan(spec: &LoadSpec, planner: &mut Planner<'_>) -> LoadPlan {
         d.fix = Some("use at most as many workers as users".into());
     }
     load
-}
-
-/// `gs://bucket/object` → (bucket, object), with findings when it is not one.
-fn check_gcs_object(planner: &mut Planner<'_>, field: &str, uri: &str) -> Option<(String, String)> {
-    let parsed = uri
-        .strip_prefix("gs://")
-        .and_then(|rest| rest.split_once('/'))
-        .filter(|(bucket, object)| {
-            !bucket.is_empty() && !object.is_empty() && !object.ends_with('/')
-        });
-    let Some((bucket, object)) = parsed else {
-        let d = planner.error(
-            gcp::rule::CONFLICT,
-            field,
-            format!("`{uri}` is not a Cloud Storage object"),
-        );
-        d.expected = Some("`gs://<bucket>/<object>`".into());
-        return None;
-    };
-    planner.check_name(gcp::rule::BUCKET_NAME, field, bucket, crate::names::bucket);
-    Some((bucket.to_string(), object.to_string()))
 }

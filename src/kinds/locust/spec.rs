@@ -8,6 +8,7 @@ use crate::gcp::spec::{
     RegistrySpec, ServiceAccountSpec,
 };
 use crate::kinds::Exposure;
+use crate::overlay::secret_ref::{SecretKeySpec, SecretManagerSpec};
 use crate::overlay::site::Stanzas;
 
 /// `spec` as written.
@@ -190,26 +191,6 @@ pub(super) struct TokenSpec {
     pub(super) secret_manager: Option<SecretManagerSpec>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct SecretKeySpec {
-    /// Secret name.
-    pub(super) name: String,
-    /// Key in the Secret (default `token`).
-    pub(super) key: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct SecretManagerSpec {
-    /// Secret id.
-    pub(super) secret: String,
-    /// Project of the secret (default: the blueprint's).
-    pub(super) project: Option<String>,
-    /// Version (default `latest`).
-    pub(super) version: Option<String>,
-}
-
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct OutputSpec {
@@ -268,12 +249,6 @@ impl Spec {
 
     /// The cluster as written, or the target blueprint's when none is named.
     pub(super) fn effective_cluster(&self) -> ClusterSpec {
-        let mut cluster = self.cluster.clone();
-        if cluster == ClusterSpec::default()
-            && let Some(target) = &self.target.blueprint
-        {
-            cluster.blueprint = Some(target.clone());
-        }
-        cluster
+        crate::overlay::client::cluster(&self.cluster, self.target.blueprint.as_deref())
     }
 }

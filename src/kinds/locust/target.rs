@@ -5,9 +5,11 @@ use serde::Serialize;
 
 use super::rule;
 use super::spec::{Framework, Spec};
-use crate::gcp;
-use crate::names::check_dns_label;
-use crate::plan::{Planner, ServiceExport};
+use crate::plan::Planner;
+use crate::plan::endpoint::{self, address, check_host, decided_by};
+
+/// Findings about the target: its rule and its stanza.
+const STANZA: (&str, &str) = (rule::TARGET, "spec.target");
 
 #[derive(Debug, Serialize)]
 pub(super) struct TargetPlan {
@@ -54,24 +56,18 @@ pub(super) fn resolve_target(
                     }
                 }
             }
-            check_host(planner, service);
+            check_host(planner, STANZA, service);
             if !complete {
                 return None;
             }
             let framework = t.framework?;
             let port = t.port?;
-            let host = match &t.namespace {
-                Some(namespace) => {
-                    planner.check_name(
-                        gcp::rule::KUBERNETES_NAME,
-                        "spec.target.namespace",
-                        namespace,
-                        check_dns_label,
-                    );
-                    format!("{service}.{namespace}.svc.cluster.local")
-                }
-                None => service.clone(),
-            };
+            let (host, namespace) = address(
+                planner,
+                STANZA.1,
+                (service, t.namespace.as_deref()),
+                own_namespace,
+            );
             let path = target_path(planner, framework, t.model.as_deref(), t.path.as_deref())?;
             Some(Target {
                 plan: TargetPlan {
@@ -81,10 +77,7 @@ pub(super) fn resolve_target(
                     path,
                     source: format!("{service}:{port}"),
                 },
-                namespace: t
-                    .namespace
-                    .clone()
-                    .or_else(|| (!service.contains('.')).then(|| own_namespace.to_string())),
+                namespace,
                 metrics_topic: None,
             })
         }
@@ -109,103 +102,36 @@ fn resolve_blueprint_target(
     blueprint: &str,
 ) -> Option<Target> {
     let t = &spec.target;
-    for (set, field) in [
-        (t.namespace.is_some(), "spec.target.namespace"),
-        (t.port.is_some(), "spec.target.port"),
-        (t.framework.is_some(), "spec.target.framework"),
-    ] {
-        if set {
-            let d = planner.error(
-                gcp::rule::CONFLICT,
-                field,
-                format!("`{field}` comes from blueprint `{blueprint}`"),
-            );
-            d.fix = Some(format!("remove `{field}`"));
-        }
-    }
-    let exported = planner.reference("spec.target.blueprint", blueprint)?;
-    let drivable: Vec<&ServiceExport> = exported
-        .exports
-        .services
-        .iter()
-        .filter(|s| {
+    decided_by(
+        planner,
+        blueprint,
+        &[
+            (t.namespace.is_some(), "spec.target.namespace"),
+            (t.port.is_some(), "spec.target.port"),
+            (t.framework.is_some(), "spec.target.framework"),
+        ],
+    );
+    let (exported, service) = endpoint::served(
+        planner,
+        STANZA,
+        (blueprint, t.service.as_deref()),
+        (
+            "Locust",
+            &format!("an HTTP service of framework {}", framework_list()),
+        ),
+        |s| {
             s.protocol == "http"
                 && s.framework
                     .as_deref()
                     .is_some_and(|f| Framework::parse(f).is_some())
-        })
-        .collect();
-    let chosen: Vec<&ServiceExport> = match &t.service {
-        Some(name) => drivable
-            .iter()
-            .copied()
-            .filter(|s| &s.name == name)
-            .collect(),
-        None => drivable.clone(),
-    };
-    let service = match chosen.as_slice() {
-        [one] => *one,
-        [] => {
-            let offered: Vec<String> = exported
-                .exports
-                .services
-                .iter()
-                .map(|s| {
-                    format!(
-                        "`{}` ({} {})",
-                        s.name,
-                        s.protocol,
-                        s.framework.as_deref().unwrap_or("no framework")
-                    )
-                })
-                .collect();
-            let d = planner.error(
-                rule::TARGET,
-                if t.service.is_some() {
-                    "spec.target.service"
-                } else {
-                    "spec.target.blueprint"
-                },
-                format!(
-                    "blueprint `{blueprint}` ({}) serves nothing Locust can drive{}",
-                    exported.kind,
-                    t.service
-                        .as_ref()
-                        .map(|s| format!(" as `{s}`"))
-                        .unwrap_or_default()
-                ),
-            );
-            d.found = Some(if offered.is_empty() {
-                "no service".into()
-            } else {
-                offered.join(", ")
-            });
-            d.expected = Some(format!("an HTTP service of framework {}", framework_list()));
-            return None;
-        }
-        several => {
-            let names: Vec<String> = several.iter().map(|s| format!("`{}`", s.name)).collect();
-            let d = planner.error(
-                rule::TARGET,
-                "spec.target.blueprint",
-                format!(
-                    "blueprint `{blueprint}` serves several models: {}",
-                    names.join(", ")
-                ),
-            );
-            d.fix = Some("choose one with `spec.target.service`".into());
-            return None;
-        }
-    };
+        },
+    )?;
     let framework = service.framework.as_deref().and_then(Framework::parse)?;
     let model = t.model.clone().or_else(|| service.model.clone());
     let path = target_path(planner, framework, model.as_deref(), t.path.as_deref())?;
     Some(Target {
         plan: TargetPlan {
-            url: format!(
-                "http://{}.{}.svc.cluster.local:{}",
-                service.name, service.namespace, service.port
-            ),
+            url: format!("http://{}:{}", service.cluster_host(), service.port),
             framework: framework.name(),
             model: model.unwrap_or_default(),
             path,
@@ -264,32 +190,4 @@ fn target_path(
         d.fix = Some("set `spec.target.model`".into());
     }
     found
-}
-
-/// A host people write: a Service name, `<service>.<namespace>`, a DNS name or an IPv4
-/// address; no scheme, port or path (those have fields of their own).
-fn check_host(planner: &mut Planner<'_>, host: &str) {
-    let valid = !host.is_empty()
-        && host.len() <= 253
-        && host.split('.').all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        });
-    if !valid {
-        let d = planner.error(
-            rule::TARGET,
-            "spec.target.service",
-            format!("`{host}` is not a host name"),
-        );
-        d.expected =
-            Some("a Service name, `<service>.<namespace>`, a DNS name or an IP address".into());
-        if host.contains("://") || host.contains(':') || host.contains('/') {
-            d.fix = Some("give the port in `target.port` and the path in `target.path`".into());
-        }
-    }
 }

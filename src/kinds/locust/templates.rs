@@ -6,24 +6,19 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::target::TargetPlan;
-use super::tokens::TokenPlan;
-use crate::blueprint::Blueprint;
-use crate::gcp::Infrastructure;
 use crate::kinds::Exposure;
-use crate::overlay::{Overlay, TemplateError};
+use crate::overlay::Planned;
+use crate::overlay::secret_ref::SecretRef;
 
 /// The locustfile, rendered into a ConfigMap so that what runs is reviewed with the rest.
 pub(super) const LOCUSTFILE: &str = include_str!("templates/locustfile.py");
 
 /// Everything the workload template needs, derived and checked.
-#[derive(Debug, Serialize)]
-pub struct Plan {
-    pub(super) infra: Infrastructure,
-    pub(super) workload: Workload,
-}
+pub type Plan = Planned<Workload>;
 
+/// What the workload template sees.
 #[derive(Debug, Serialize)]
-pub(super) struct Workload {
+pub struct Workload {
     pub(super) name: String,
     pub(super) namespace: String,
     pub(super) load_service_account: String,
@@ -35,7 +30,7 @@ pub(super) struct Workload {
     pub(super) load: LoadPlan,
     pub(super) prompts: String,
     pub(super) tokenizer: String,
-    pub(super) token: Option<TokenPlan>,
+    pub(super) token: Option<SecretRef>,
     pub(super) pubsub_topic: Option<String>,
     pub(super) output_bucket: String,
     pub(super) project: String,
@@ -71,18 +66,6 @@ pub(super) struct ResolvedImages {
     pub(super) locust: String,
     pub(super) runner: String,
     pub(super) exporter: String,
-}
-
-impl Plan {
-    /// The GCP objects and the workload cluster's objects.
-    pub(super) fn overlay(&self, blueprint: &Blueprint<'_>) -> Result<Overlay, TemplateError> {
-        Overlay::with_workload(
-            blueprint,
-            &self.infra,
-            "locust/workload.yaml",
-            &self.workload,
-        )
-    }
 }
 
 /// The runner's Cloud Monitoring queries (its `metrics.yaml`): Locust's statistics from the

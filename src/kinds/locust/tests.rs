@@ -2,7 +2,6 @@
 
 use super::spec::Framework;
 use super::templates::{LOCUSTFILE, runner_metrics};
-use super::tokens::spelled;
 
 #[test]
 fn every_framework_has_a_name_and_a_path() {
@@ -44,12 +43,96 @@ fn the_locustfile_speaks_every_framework() {
     }
 }
 
+/// The findings of planning a `LocustBenchmark` with `spec`, beside a serving blueprint
+/// `serving` that offers two HTTP services Locust can drive.
+fn findings(spec: &str) -> Vec<String> {
+    use super::LocustBenchmark;
+    use crate::blueprint::Blueprint;
+    use crate::kinds::{Registry, TypedKind};
+    use crate::plan::{Exported, Exports, Planner, Repository, ServiceExport};
+
+    let text = format!(
+        "apiVersion: aiml.dev/v1alpha1\nkind: LocustBenchmark\nmetadata: {{name: bench}}\nspec:\n  project: my-project\n  prompts: gs://bkt/p.txt\n  cluster: {{existing: true, name: c, location: us-central1}}\n{spec}"
+    );
+    let documents = crate::yaml::parse_documents(&text).unwrap();
+    let registry = Registry::builtin();
+    let blueprint = Blueprint::from_node("b.yaml", &documents[0], &registry).unwrap();
+    let spec: super::Spec = blueprint.read_spec().unwrap();
+    let service = |name: &str| ServiceExport {
+        name: name.into(),
+        namespace: "llm".into(),
+        port: 8000,
+        protocol: "http".into(),
+        framework: Some("vllm".into()),
+        model: None,
+    };
+    let repository = Repository::from([(
+        "serving".to_string(),
+        Exported {
+            kind: "TritonServing".into(),
+            file: "blueprints/serving.yaml".into(),
+            line: 1,
+            exports: Exports {
+                services: vec![service("a"), service("b")],
+                ..Exports::default()
+            },
+            readable: true,
+        },
+    )]);
+    let mut planner = Planner::new(&blueprint, &repository);
+    LocustBenchmark::plan(&spec, &mut planner);
+    planner
+        .finish()
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {}: {} | {} | {}",
+                d.rule,
+                d.field.as_deref().unwrap_or_default(),
+                d.message,
+                d.expected.as_deref().unwrap_or_default(),
+                d.fix.as_deref().unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
 #[test]
-fn references_are_spelled_with_letters_digits_and_the_given_marks() {
-    assert!(spelled("hf-token_1.json", usize::MAX, b"-_."));
-    assert!(!spelled("", usize::MAX, b"-_."));
-    assert!(!spelled("owner/model", 96, b"-_."));
-    assert!(!spelled("hf.token", 255, b"-_"));
-    assert!(spelled(&"a".repeat(255), 255, b"-_"));
-    assert!(!spelled(&"a".repeat(256), 255, b"-_"));
+fn a_target_blueprint_with_several_servers_needs_one_chosen() {
+    assert_eq!(
+        findings("  target: {blueprint: serving, port: 80}\n"),
+        [
+            "blueprint-conflict spec.target.port: `spec.target.port` comes from blueprint `serving` |  | remove `spec.target.port`",
+            "locust-target spec.target.blueprint: blueprint `serving` serves several models: `a`, `b` |  | choose one with `spec.target.service`",
+        ]
+    );
+    assert_eq!(
+        findings("  target: {blueprint: serving, service: c}\n"),
+        [
+            "locust-target spec.target.service: blueprint `serving` (TritonServing) serves nothing Locust can drive as `c` | an HTTP service of framework `sax`, `tgi`, `vllm`, `tensorrt_llm_triton`, `triton` | "
+        ]
+    );
+}
+
+#[test]
+fn a_token_reference_is_spelled_as_its_store_expects() {
+    let target = "  target: {blueprint: serving, service: a}\n";
+    assert_eq!(
+        findings(&format!(
+            "{target}  huggingFaceToken: {{secret: {{name: hf-token, key: a/b}}}}\n"
+        )),
+        [
+            "kubernetes-name spec.huggingFaceToken.secret.key: `a/b` is not a Secret key | letters, digits, `-`, `_` and `.` | "
+        ]
+    );
+    assert_eq!(
+        findings(&format!(
+            "{target}  huggingFaceToken: {{secretManager: {{secret: hf.token, version: v1, project: P}}}}\n"
+        )),
+        [
+            "gcp-resource-name spec.huggingFaceToken.secretManager.secret: `hf.token` is not a Secret Manager secret id | letters, digits, `-` and `_` | ",
+            "gcp-resource-name spec.huggingFaceToken.secretManager.version: `v1` is not a secret version | `latest` or a version number | ",
+            "gcp-project-id spec.huggingFaceToken.secretManager.project: invalid name `P`: project ids have 6 to 30 lowercase letters, digits or `-` |  | set `spec.huggingFaceToken.secretManager.project` to a valid name",
+        ]
+    );
 }
