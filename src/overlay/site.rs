@@ -87,6 +87,18 @@ macro_rules! stanzas {
 }
 pub(crate) use stanzas;
 
+/// The node and workload accounts of a spec whose `serviceAccounts` has the shared names, for
+/// [`Accounts::plan`].
+macro_rules! accounts {
+    ($spec:expr) => {
+        (
+            &$spec.service_accounts.nodes,
+            &$spec.service_accounts.workload,
+        )
+    };
+}
+pub(crate) use accounts;
+
 /// Where a kind puts a blueprint whose spec names no region or zone.
 #[derive(Clone, Copy, Debug)]
 pub struct Location<'a> {
@@ -303,14 +315,20 @@ impl<'s> Site<'s> {
 }
 
 impl Accounts {
-    /// Plans the node account (`spec.serviceAccounts.nodes`, "node") and the workload account
-    /// (`spec.serviceAccounts.workload`, "wi"), with their display names.
+    /// Enables the blueprint's `apis`, then plans the node account
+    /// (`spec.serviceAccounts.nodes`, "node") and the workload account
+    /// (`spec.serviceAccounts.workload`, "wi", usually read with `accounts!`), with
+    /// their display names.
     pub fn plan(
         gcp: &mut Gcp,
         planner: &mut Planner<'_>,
+        apis: &[&str],
         (nodes, workload): (&ServiceAccountSpec, &ServiceAccountSpec),
         (nodes_display, workload_display): (&str, &str),
     ) -> Self {
+        for api in apis {
+            gcp.api(api);
+        }
         let nodes = gcp.service_account(
             planner,
             nodes,

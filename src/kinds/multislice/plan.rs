@@ -14,7 +14,8 @@ use crate::catalog::TpuFamily;
 use crate::gcp::{self, Addons, CpuPoolDefaults, Scale};
 use crate::names::check_dns_label;
 use crate::overlay::site::{
-    Accounts, BUCKET_USER_ROLES, Location, SYSTEM_POOL, Site, pool_labels, tpu_node_selector,
+    Accounts, BUCKET_USER_ROLES, Location, SYSTEM_POOL, Site, accounts, pool_labels,
+    tpu_node_selector,
 };
 use crate::overlay::stanzas;
 use crate::plan::Planner;
@@ -34,6 +35,8 @@ const SERVICES: &[&str] = &[
     "logging.googleapis.com",
     "monitoring.googleapis.com",
 ];
+/// Display names of the node and workload accounts.
+const ACCOUNT_NAMES: (&str, &str) = ("GKE TPU training nodes", "TPU training workloads");
 
 /// The reference's PriorityClasses (plain `scheduling.k8s.io`, cluster-wide).
 const PRIORITY_CLASSES: &[(&str, i64, &str)] = &[
@@ -134,19 +137,8 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         }
     }
 
-    for service in SERVICES {
-        gcp.api(service);
-    }
-    let accounts = Accounts::plan(
-        &mut gcp,
-        planner,
-        (
-            &spec.service_accounts.nodes,
-            &spec.service_accounts.workload,
-        ),
-        ("GKE TPU training nodes", "TPU training workloads"),
-    )
-    .distinct(planner);
+    let accounts = Accounts::plan(&mut gcp, planner, SERVICES, accounts!(spec), ACCOUNT_NAMES)
+        .distinct(planner);
     let system_pool = CpuPoolDefaults {
         machine_type: "n1-standard-4",
         scale: Scale::Fixed { nodes: 3 },

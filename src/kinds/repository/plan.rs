@@ -16,7 +16,7 @@ use crate::catalog::GPU_ACCELERATOR_LABEL;
 use crate::gcp::{self, Addons};
 use crate::kinds::{Compiled, Spec};
 use crate::overlay::site::{
-    Accounts, BLUEPRINT_LABEL, BUCKET_USER_ROLES, Location, SYSTEM_POOL, Site, gpu_pool,
+    Accounts, BLUEPRINT_LABEL, BUCKET_USER_ROLES, Location, SYSTEM_POOL, Site, accounts, gpu_pool,
     pool_labels, tpu_node_selector,
 };
 use crate::overlay::{Overlay, Plane, TemplateError, stanzas};
@@ -128,10 +128,8 @@ impl RepositorySpec {
         let accounts = Accounts::plan(
             &mut gcp,
             planner,
-            (
-                &spec.service_accounts.nodes,
-                &spec.service_accounts.workload,
-            ),
+            &[],
+            accounts!(spec),
             (
                 &format!("GKE {} nodes", kind.name),
                 &format!("{} workloads", kind.name),

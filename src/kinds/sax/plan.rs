@@ -13,7 +13,9 @@ use crate::catalog::TpuFamily;
 use crate::gcp::{self, Addons, CpuPoolDefaults, Scale};
 use crate::kinds::Exposure;
 use crate::overlay::role_pool::role_pool;
-use crate::overlay::site::{Accounts, Location, SYSTEM_POOL, Site, pool_labels, tpu_node_selector};
+use crate::overlay::site::{
+    Accounts, Location, SYSTEM_POOL, Site, accounts, pool_labels, tpu_node_selector,
+};
 use crate::overlay::stanzas;
 use crate::overlay::tpu_memory::weights_fit;
 use crate::plan::Planner;
@@ -25,6 +27,8 @@ const SERVICES: &[&str] = &[
     "logging.googleapis.com",
     "monitoring.googleapis.com",
 ];
+/// Display names of the node and workload accounts.
+const ACCOUNT_NAMES: (&str, &str) = ("GKE Saxml nodes", "Saxml workloads");
 
 /// The proxy is reachable from the VPC unless the blueprint says otherwise.
 const PROXY_EXPOSURE: Exposure = Exposure::Internal;
@@ -171,18 +175,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     };
 
     // GCP: a regional cluster with a system pool and the Saxml pools.
-    for service in SERVICES {
-        gcp.api(service);
-    }
-    let accounts = Accounts::plan(
-        &mut gcp,
-        planner,
-        (
-            &spec.service_accounts.nodes,
-            &spec.service_accounts.workload,
-        ),
-        ("GKE Saxml nodes", "Saxml workloads"),
-    );
+    let accounts = Accounts::plan(&mut gcp, planner, SERVICES, accounts!(spec), ACCOUNT_NAMES);
     let addons = Addons {
         gcs_fuse: true,
         horizontal_pod_autoscaling: true,

@@ -10,7 +10,9 @@ use crate::catalog::GPU_ACCELERATOR_LABEL;
 use crate::gcp::{self, Addons};
 use crate::names::check_dns_label;
 use crate::overlay::autoscaling::{self, AutoscalingPlan, GpuMetric, GpuPods};
-use crate::overlay::site::{Accounts, BLUEPRINT_LABEL, Location, SYSTEM_POOL, Site, gpu_pool};
+use crate::overlay::site::{
+    Accounts, BLUEPRINT_LABEL, Location, SYSTEM_POOL, Site, accounts, gpu_pool,
+};
 use crate::overlay::stanzas;
 use crate::plan::Planner;
 
@@ -27,6 +29,8 @@ const SERVICES: &[&str] = &[
     "logging.googleapis.com",
     "monitoring.googleapis.com",
 ];
+/// Display names of the node and workload accounts.
+const ACCOUNT_NAMES: (&str, &str) = ("GKE Triton nodes", "Triton Inference Server");
 
 /// `us-central1`; a zonal cluster, like both references: the GPU nodes live in one zone
 /// anyway.
@@ -96,19 +100,8 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         .as_ref()
         .map(|ingress| ingress.check(planner, "spec.ingress"));
 
-    for service in SERVICES {
-        gcp.api(service);
-    }
-    let accounts = Accounts::plan(
-        &mut gcp,
-        planner,
-        (
-            &spec.service_accounts.nodes,
-            &spec.service_accounts.workload,
-        ),
-        ("GKE Triton nodes", "Triton Inference Server"),
-    )
-    .distinct(planner);
+    let accounts = Accounts::plan(&mut gcp, planner, SERVICES, accounts!(spec), ACCOUNT_NAMES)
+        .distinct(planner);
     let addons = Addons {
         horizontal_pod_autoscaling: true,
         managed_prometheus: true,
