@@ -15,6 +15,7 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 
+pub mod pointer;
 mod resolve;
 
 pub use resolve::Ambiguity;

@@ -41,13 +41,14 @@ use super::{Kind, Spec};
 use crate::blueprint::Blueprint;
 use crate::catalog::TpuFamily;
 use crate::diagnostic::Diagnostic;
+use crate::yaml::pointer::steps;
 use crate::yaml::{Key, Node, Span, Value};
 use definition::{
     Accelerator, Definition, environment, fingerprint, parameters_schema, read_definition,
     read_folder, spec_schema, text, tpu_families,
 };
 use plan::RepositorySpec;
-use spec::{COMMON_FIELDS, SharedSpec, dotted, locate, read_shared, steps};
+use spec::{COMMON_FIELDS, SharedSpec, dotted, locate, read_shared};
 
 /// The folder of repository kinds, at the repository root.
 pub const KINDS_DIR: &str = "kinds";

@@ -12,6 +12,7 @@ use crate::diagnostic::Diagnostic;
 use crate::gcp::spec::{
     BucketSpec, ClusterSpec, ConfigConnectorSpec, GpuPoolSpec, NetworkSpec, ServiceAccountSpec,
 };
+use crate::yaml::pointer::{Step, steps};
 use crate::yaml::{Node, Span, Value};
 
 /// The spec fields every repository kind shares with the built-in kinds, read by the same
@@ -229,28 +230,6 @@ impl Inner {
             .and_then(Json::as_str)
             .map(str::to_string)
     }
-}
-
-/// One step of a JSON pointer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Step {
-    Key(String),
-    Index(usize),
-}
-
-/// The steps of a JSON pointer (`/models/0/name`).
-pub(super) fn steps(pointer: &str) -> Vec<Step> {
-    pointer
-        .split('/')
-        .skip(1)
-        .map(|raw| {
-            let text = raw.replace("~1", "/").replace("~0", "~");
-            match text.parse::<usize>() {
-                Ok(index) => Step::Index(index),
-                Err(_) => Step::Key(text),
-            }
-        })
-        .collect()
 }
 
 /// `.models[0].name`.

@@ -231,8 +231,9 @@ pub(crate) fn is_redundant(error: &ValidationError<'_>, typed: &HashSet<&str>) -
 
 #[cfg(test)]
 mod tests {
-    use super::pointer::{dotted, steps};
+    use super::pointer::dotted;
     use super::words::{code_list, cut, list};
+    use crate::yaml::pointer::steps;
 
     #[test]
     fn paths_read_like_kubectl_explain() {

@@ -3,14 +3,8 @@
 
 use std::fmt::Write as _;
 
+use crate::yaml::pointer::Step;
 use crate::yaml::{Node, Span, Value};
-
-/// One step of a path into the object.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Step {
-    Key(String),
-    Index(usize),
-}
 
 /// Where a JSON pointer leads in the tree.
 pub(super) struct Located<'n> {
@@ -30,22 +24,6 @@ impl Located<'_> {
             _ => self.node.span,
         }
     }
-}
-
-/// The steps of a JSON pointer (`/spec/containers/0/env` → `spec`, `containers`, 0, `env`).
-/// A step of digits is an index (or, on a mapping, a key of digits: see [`locate`]).
-pub(super) fn steps(pointer: &str) -> Vec<Step> {
-    pointer
-        .split('/')
-        .skip(1)
-        .map(|raw| {
-            let text = raw.replace("~1", "/").replace("~0", "~");
-            match text.parse::<usize>() {
-                Ok(index) if !text.starts_with('+') => Step::Index(index),
-                _ => Step::Key(text),
-            }
-        })
-        .collect()
 }
 
 /// Follows `steps` from `root`.

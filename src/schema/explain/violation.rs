@@ -6,12 +6,13 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::types::JsonType;
 use serde_json::Value as JsonValue;
 
-use super::pointer::{Located, Step, dotted, locate, steps};
+use super::pointer::{Located, dotted, locate};
 use super::words::{code_list, cut, found_noun, plural, scalar_text, type_noun, yaml_1_1_word};
 use super::{MAX_VALUE_CHARS, QUANTITY_EXAMPLE, QUANTITY_PATTERN, Report};
 use crate::diagnostic::Diagnostic;
 use crate::schema::rule;
 use crate::schema::store::Compiled;
+use crate::yaml::pointer::{Step, steps};
 use crate::yaml::{Node, Span, Value};
 
 /// One error, located.
