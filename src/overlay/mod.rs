@@ -242,6 +242,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../kinds/locust/templates/workload.yaml"),
     ),
     (
+        "locust/metrics.yaml",
+        include_str!("../kinds/locust/templates/metrics.yaml"),
+    ),
+    (
         "triton/workload.yaml",
         include_str!("../kinds/triton/templates/workload.yaml"),
     ),

@@ -61,7 +61,7 @@ impl TypedKind for LocustBenchmark {
     }
 
     fn overlay(plan: &Plan, blueprint: &Blueprint<'_>) -> Result<Overlay, TemplateError> {
-        plan.overlay(blueprint, "locust/workload.yaml")
+        templates::overlay(plan, blueprint)
     }
 
     fn describe(plan: &Plan) -> String {

@@ -3,7 +3,7 @@
 
 use super::spec::{LoadSpec, Spec};
 use super::target;
-use super::templates::{self, LOCUSTFILE, LoadPlan, Plan, ResolvedImages, Workload};
+use super::templates::{LoadPlan, Plan, ResolvedImages, Workload};
 use super::tokens;
 use crate::gcp::{self, Addons, CpuPoolDefaults, Scale, TaintSpec};
 use crate::kinds::Exposure;
@@ -182,12 +182,6 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     if planner.has_errors() {
         return None;
     }
-    let runner_metrics = templates::runner_metrics(&namespace, target.namespace.as_deref());
-    let prompts = format!("gs://{bucket}/{object}");
-    let config_hash = format!(
-        "{:016x}",
-        crate::names::stable_hash(&[LOCUSTFILE, runner_metrics.as_str()].concat())
-    );
     Some(Planned {
         infra: gcp.finish(),
         workload: Workload {
@@ -198,7 +192,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             pool_key: POOL_KEY,
             target: target.plan,
             load,
-            prompts,
+            prompts: format!("gs://{bucket}/{object}"),
             tokenizer: spec.tokenizer.clone().unwrap_or_default(),
             token,
             pubsub_topic,
@@ -207,9 +201,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             images,
             web_ui: spec.expose.web_ui.unwrap_or(Exposure::Cluster),
             runner: spec.expose.runner.unwrap_or(Exposure::Cluster),
-            locustfile: LOCUSTFILE,
-            runner_metrics,
-            config_hash,
+            target_namespace: target.namespace,
             namespace,
             name: site.name,
         },

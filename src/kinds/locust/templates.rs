@@ -1,14 +1,13 @@
 //! What the `locust/workload.yaml` template sees, and the overlay made from it; the
 //! locustfile and the runner's queries are files of its ConfigMaps.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use super::target::TargetPlan;
+use crate::blueprint::Blueprint;
 use crate::kinds::Exposure;
-use crate::overlay::Planned;
 use crate::overlay::secret_ref::SecretRef;
+use crate::overlay::{Overlay, Planned, TemplateError, render};
 
 /// The locustfile, rendered into a ConfigMap so that what runs is reviewed with the rest.
 pub(super) const LOCUSTFILE: &str = include_str!("templates/locustfile.py");
@@ -37,9 +36,8 @@ pub struct Workload {
     pub(super) images: ResolvedImages,
     pub(super) web_ui: Exposure,
     pub(super) runner: Exposure,
-    pub(super) locustfile: &'static str,
-    pub(super) runner_metrics: String,
-    pub(super) config_hash: String,
+    /// The namespace of the target's Service, when known, for the runner's queries.
+    pub(super) target_namespace: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -68,45 +66,41 @@ pub(super) struct ResolvedImages {
     pub(super) exporter: String,
 }
 
-/// The runner's Cloud Monitoring queries (its `metrics.yaml`): Locust's statistics from the
-/// exporter sidecar, scraped by Managed Prometheus in the load generator's namespace, and the
-/// accelerators' duty cycle and memory in the target's namespace (GKE system metrics, for
-/// GPUs and TPUs alike).
-pub(super) fn runner_metrics(namespace: &str, target_namespace: Option<&str>) -> String {
-    let prometheus = |metric: &str| {
-        format!(
-            "metric.type = \"prometheus.googleapis.com/{metric}/gauge\" AND resource.labels.namespace = \"{namespace}\""
-        )
+/// What the workload template sees beyond the plan: the files of the ConfigMap, and their
+/// hash, which rolls the pods when either changes.
+#[derive(Serialize)]
+struct Context<'p> {
+    #[serde(flatten)]
+    workload: &'p Workload,
+    locustfile: &'static str,
+    runner_metrics: String,
+    config_hash: String,
+}
+
+/// The overlay: the GCP objects, and `locust/workload.yaml` with the runner's queries.
+pub(super) fn overlay(plan: &Plan, blueprint: &Blueprint<'_>) -> Result<Overlay, TemplateError> {
+    let workload = &plan.workload;
+    let runner_metrics = runner_metrics(&workload.namespace, workload.target_namespace.as_deref())?;
+    let config_hash = format!(
+        "{:016x}",
+        crate::names::stable_hash(&[LOCUSTFILE, runner_metrics.as_str()].concat())
+    );
+    let context = Context {
+        workload,
+        locustfile: LOCUSTFILE,
+        runner_metrics,
+        config_hash,
     };
-    let mut metrics: BTreeMap<&str, String> = BTreeMap::from([
-        (
-            "AVG_RESPONSE_TIME",
-            prometheus("locust_requests_avg_response_time"),
-        ),
-        ("CURRENT_RPS", prometheus("locust_requests_current_rps")),
-        ("FAIL_RATIO", prometheus("locust_requests_fail_ratio")),
-        ("USERS", prometheus("locust_users")),
-    ]);
-    if let Some(target) = target_namespace {
-        for (name, metric) in [
-            ("ACCELERATOR_DUTY_CYCLE", "duty_cycle"),
-            ("ACCELERATOR_MEMORY_USED", "memory_used"),
-        ] {
-            metrics.insert(
-                name,
-                format!(
-                    "metric.type = \"kubernetes.io/container/accelerator/{metric}\" AND resource.labels.namespace_name = \"{target}\""
-                ),
-            );
-        }
-    }
-    let mut text = String::from("metrics:\n");
-    for (name, filter) in metrics {
-        // Each value is a JSON string, which YAML reads as is.
-        text.push_str(&format!(
-            "  {name}:\n    filter: {}\n    type: GAUGE\n    aggregation: \"\"\n",
-            serde_json::Value::String(filter)
-        ));
-    }
-    text
+    Overlay::with_workload(blueprint, &plan.infra, "locust/workload.yaml", &context)
+}
+
+/// The runner's Cloud Monitoring queries (its `metrics.yaml`), from `locust/metrics.yaml`.
+pub(super) fn runner_metrics(
+    namespace: &str,
+    target_namespace: Option<&str>,
+) -> Result<String, TemplateError> {
+    render(
+        "locust/metrics.yaml",
+        &minijinja::context! { namespace, target_namespace },
+    )
 }

@@ -22,7 +22,7 @@ fn every_framework_has_a_name_and_a_path() {
 
 #[test]
 fn the_runner_queries_are_yaml_with_the_namespaces() {
-    let text = runner_metrics("bench", Some("serving"));
+    let text = runner_metrics("bench", Some("serving")).unwrap();
     let parsed: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     let filter = parsed["metrics"]["CURRENT_RPS"]["filter"].as_str().unwrap();
     assert!(filter.contains("prometheus.googleapis.com/locust_requests_current_rps/gauge"));
