@@ -38,6 +38,23 @@ pub fn check_gcs_object(
     Some((bucket.to_string(), object.to_string()))
 }
 
+/// Reports `id` at `field` unless it is a Hugging Face repository id: `name` or `owner/name`.
+pub fn check_hugging_face_id(planner: &mut Planner<'_>, field: &str, id: &str) {
+    let part_ok = |part: &str| spelled(part, 96, b"-_.");
+    let valid = match id.split_once('/') {
+        Some((owner, model)) => part_ok(owner) && part_ok(model),
+        None => part_ok(id),
+    };
+    if !valid {
+        let d = planner.error(
+            rule::CONFLICT,
+            field,
+            format!("`{id}` is not a Hugging Face model id"),
+        );
+        d.expected = Some("`<owner>/<model>`, e.g. `meta-llama/Llama-2-70b-hf`".into());
+    }
+}
+
 /// Reports each `(field, value, min, max)` whose value is out of `min..=max`.
 pub fn check_ranges(planner: &mut Planner<'_>, bounds: &[(&str, u32, u32, u32)]) {
     for &(field, value, min, max) in bounds {

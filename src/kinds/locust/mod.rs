@@ -20,7 +20,6 @@ mod target;
 mod templates;
 #[cfg(test)]
 mod tests;
-mod tokens;
 
 pub use spec::Spec;
 pub use templates::Plan;

@@ -4,14 +4,14 @@
 use super::spec::{LoadSpec, Spec};
 use super::target;
 use super::templates::{LoadPlan, Plan, ResolvedImages, Workload};
-use super::tokens;
 use crate::gcp::{self, Addons, CpuPoolDefaults, Scale, TaintSpec};
 use crate::kinds::Exposure;
 use crate::names::check_dns_label;
+use crate::overlay::secret_ref::SecretStanza;
 use crate::overlay::site::{Location, NODE_PROJECT_ROLES, Site};
 use crate::overlay::{Planned, client};
 use crate::plan::Planner;
-use crate::plan::checks::{check_gcs_object, check_ranges, image_or};
+use crate::plan::checks::{check_gcs_object, check_hugging_face_id, check_ranges, image_or};
 
 /// `us-central1` when neither the spec nor the target's cluster says; a new cluster is
 /// regional.
@@ -57,27 +57,21 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     ] {
         gcp.api(api);
     }
-    let node_account = gcp.service_account(
-        planner,
-        &spec.service_accounts.nodes,
-        "spec.serviceAccounts.nodes",
-        "node",
-        "GKE load generator nodes",
-    );
-    let load_account = gcp.service_account(
-        planner,
-        &spec.service_accounts.load,
-        "spec.serviceAccounts.load",
-        "load",
-        "Locust load generator",
-    );
-    let runner_account = gcp.service_account(
-        planner,
-        &spec.service_accounts.runner,
-        "spec.serviceAccounts.runner",
-        "runner",
-        "Locust benchmark runner",
-    );
+    let accounts = &spec.service_accounts;
+    let [node_account, load_account, runner_account] = [
+        (&accounts.nodes, "nodes", "node", "GKE load generator nodes"),
+        (&accounts.load, "load", "load", "Locust load generator"),
+        (
+            &accounts.runner,
+            "runner",
+            "runner",
+            "Locust benchmark runner",
+        ),
+    ]
+    .map(|(written, field, suffix, display)| {
+        let field = format!("spec.serviceAccounts.{field}");
+        gcp.service_account(planner, written, &field, suffix, display)
+    });
     let addons = Addons {
         gcs_fuse: false,
         horizontal_pod_autoscaling: true,
@@ -137,7 +131,17 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     }
     gcp.project_role(&runner_account, "roles/monitoring.viewer");
 
-    let token = tokens::token_plan(spec, planner, &mut gcp, &load_account);
+    // The Hugging Face token the tokenizer download needs: referenced, never held.
+    let token = spec.hugging_face_token.as_ref().and_then(|token| {
+        let stanza = SecretStanza {
+            field: "spec.huggingFaceToken",
+            what: "the token",
+            example: "hf-token",
+            secret: token.secret.as_ref(),
+            secret_manager: token.secret_manager.as_ref(),
+        };
+        stanza.plan(planner, &mut gcp, &spec.project, &load_account)
+    });
     // Request metrics go to this blueprint's sink, else to the target blueprint's.
     let pubsub_topic = client::metrics_topic(
         &mut gcp,
@@ -175,7 +179,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         ),
     };
     if let Some(tokenizer) = &spec.tokenizer {
-        tokens::check_tokenizer(planner, tokenizer);
+        check_hugging_face_id(planner, "spec.tokenizer", tokenizer);
     }
     let target = target?;
     let (bucket, object) = prompts?;

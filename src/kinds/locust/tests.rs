@@ -136,3 +136,47 @@ fn a_token_reference_is_spelled_as_its_store_expects() {
         ]
     );
 }
+
+#[test]
+fn a_target_by_address_and_a_tokenizer_are_checked() {
+    let frameworks = "`sax`, `tgi`, `vllm`, `tensorrt_llm_triton`, `triton`";
+    let incomplete = [
+        "locust-target spec.target.port: a target given by address needs `spec.target.port` |  | "
+            .to_string(),
+        format!(
+            "locust-target spec.target.framework: a target given by address needs `spec.target.framework` | {frameworks} | "
+        ),
+    ];
+    let mut expected = incomplete.to_vec();
+    expected.push("blueprint-conflict spec.tokenizer: `a/b/c` is not a Hugging Face model id | `<owner>/<model>`, e.g. `meta-llama/Llama-2-70b-hf` | ".into());
+    assert_eq!(
+        findings("  target: {service: tgi}\n  tokenizer: a/b/c\n"),
+        expected
+    );
+    let mut expected = incomplete.to_vec();
+    expected.push("locust-target spec.target.service: `http://x:80` is not a host name | a Service name, `<service>.<namespace>`, a DNS name or an IP address | give the port in `target.port` and the path in `target.path`".into());
+    assert_eq!(findings("  target: {service: 'http://x:80'}\n"), expected);
+    for (target, finding) in [
+        (
+            "{service: tgi, port: 80, framework: tgi, path: generate}",
+            "spec.target.path: `generate` is not a request path | an absolute path, e.g. `/generate` | ",
+        ),
+        (
+            "{service: tgi, port: 80, framework: triton}",
+            "spec.target.model: requests to `triton` go to a model: `/v2/models/<model>/generate` |  | set `spec.target.model`",
+        ),
+        (
+            "{service: s, port: 80, framework: sax}",
+            "spec.target.model: the Saxml HTTP server needs the Sax model id | `/sax/<cell>/<model>` | ",
+        ),
+        (
+            "{}",
+            "spec.target: the target needs `blueprint` or `service` |  | set `target.blueprint: <serving blueprint>`, or `target: {service, port, framework}`",
+        ),
+    ] {
+        assert_eq!(
+            findings(&format!("  target: {target}\n")),
+            [format!("locust-target {finding}")]
+        );
+    }
+}
