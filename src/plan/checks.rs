@@ -55,11 +55,12 @@ pub fn check_hugging_face_id(planner: &mut Planner<'_>, field: &str, id: &str) {
     }
 }
 
-/// Reports each `(field, value, min, max)` whose value is out of `min..=max`.
-pub fn check_ranges(planner: &mut Planner<'_>, bounds: &[(&str, u32, u32, u32)]) {
+/// Reports each `(field, value, min, max)` of `stanza` whose value is out of `min..=max`.
+pub fn check_ranges(planner: &mut Planner<'_>, stanza: &str, bounds: &[(&str, u32, u32, u32)]) {
     for &(field, value, min, max) in bounds {
         if !(min..=max).contains(&value) {
-            let d = planner.error(rule::CONFLICT, field, format!("`{value}` is out of range"));
+            let field = format!("{stanza}.{field}");
+            let d = planner.error(rule::CONFLICT, &field, format!("`{value}` is out of range"));
             d.expected = Some(format!("{min} to {max}"));
         }
     }

@@ -158,3 +158,39 @@ pub fn address(
         ),
     }
 }
+
+/// Reports each field an endpoint given by address needs and lacks (`missing`, the dotted
+/// field, what it expects); true when none lacks.
+pub fn address_needs(
+    planner: &mut Planner<'_>,
+    rule: &'static str,
+    fields: &[(bool, &str, Option<String>)],
+) -> bool {
+    for (_, field, expected) in fields.iter().filter(|(missing, ..)| *missing) {
+        let d = planner.error(
+            rule,
+            field,
+            format!("a target given by address needs `{field}`"),
+        );
+        d.expected.clone_from(expected);
+    }
+    fields.iter().all(|(missing, ..)| !missing)
+}
+
+/// The request path written at `<stanza>.path`: absolute, without whitespace.
+pub fn request_path(
+    planner: &mut Planner<'_>,
+    (rule, stanza): (&'static str, &str),
+    path: &str,
+) -> Option<String> {
+    if !path.starts_with('/') || path.contains(char::is_whitespace) {
+        let d = planner.error(
+            rule,
+            &format!("{stanza}.path"),
+            format!("`{path}` is not a request path"),
+        );
+        d.expected = Some("an absolute path, e.g. `/generate`".into());
+        return None;
+    }
+    Some(path.to_string())
+}

@@ -228,32 +228,18 @@ fn load_plan(spec: &LoadSpec, planner: &mut Planner<'_>) -> LoadPlan {
     };
     check_ranges(
         planner,
+        "spec.load",
         &[
-            ("spec.load.users", load.users, 1, 100_000),
-            ("spec.load.spawnRate", load.spawn_rate, 1, 10_000),
-            ("spec.load.duration", load.duration, 1, 7 * 24 * 3_600),
-            ("spec.load.workers", load.workers, 1, 1_000),
-            ("spec.load.stopTimeout", load.stop_timeout, 0, 24 * 3_600),
-            (
-                "spec.load.requestTimeout",
-                load.request_timeout,
-                1,
-                24 * 3_600,
-            ),
-            ("spec.load.maxPrompts", load.max_prompts, 1, 10_000_000),
-            (
-                "spec.load.maxPromptLength",
-                load.max_prompt_length,
-                1,
-                1_000_000,
-            ),
-            (
-                "spec.load.maxOutputLength",
-                load.max_output_length,
-                1,
-                1_000_000,
-            ),
-            ("spec.load.bestOf", load.best_of, 1, 64),
+            ("users", load.users, 1, 100_000),
+            ("spawnRate", load.spawn_rate, 1, 10_000),
+            ("duration", load.duration, 1, 7 * 24 * 3_600),
+            ("workers", load.workers, 1, 1_000),
+            ("stopTimeout", load.stop_timeout, 0, 24 * 3_600),
+            ("requestTimeout", load.request_timeout, 1, 24 * 3_600),
+            ("maxPrompts", load.max_prompts, 1, 10_000_000),
+            ("maxPromptLength", load.max_prompt_length, 1, 1_000_000),
+            ("maxOutputLength", load.max_output_length, 1, 1_000_000),
+            ("bestOf", load.best_of, 1, 64),
         ],
     );
     if load.users < load.workers && spec.users.is_some() {

@@ -39,23 +39,18 @@ pub(super) fn resolve_target(
     match (&t.blueprint, &t.service) {
         (Some(blueprint), _) => resolve_blueprint_target(spec, planner, blueprint),
         (None, Some(service)) => {
-            let mut complete = true;
-            for (missing, field) in [
-                (t.port.is_none(), "spec.target.port"),
-                (t.framework.is_none(), "spec.target.framework"),
-            ] {
-                if missing {
-                    complete = false;
-                    let d = planner.error(
-                        rule::TARGET,
-                        field,
-                        format!("a target given by address needs `{field}`"),
-                    );
-                    if field.ends_with("framework") {
-                        d.expected = Some(framework_list());
-                    }
-                }
-            }
+            let complete = endpoint::address_needs(
+                planner,
+                rule::TARGET,
+                &[
+                    (t.port.is_none(), "spec.target.port", None),
+                    (
+                        t.framework.is_none(),
+                        "spec.target.framework",
+                        Some(framework_list()),
+                    ),
+                ],
+            );
             check_host(planner, STANZA, service);
             if !complete {
                 return None;
@@ -157,16 +152,7 @@ fn target_path(
     path: Option<&str>,
 ) -> Option<String> {
     if let Some(path) = path {
-        if !path.starts_with('/') || path.contains(char::is_whitespace) {
-            let d = planner.error(
-                rule::TARGET,
-                "spec.target.path",
-                format!("`{path}` is not a request path"),
-            );
-            d.expected = Some("an absolute path, e.g. `/generate`".into());
-            return None;
-        }
-        return Some(path.to_string());
+        return endpoint::request_path(planner, STANZA, path);
     }
     if framework == Framework::Sax && model.is_none() {
         let d = planner.error(

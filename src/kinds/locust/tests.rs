@@ -156,6 +156,10 @@ fn a_target_by_address_and_a_tokenizer_are_checked() {
     let mut expected = incomplete.to_vec();
     expected.push("locust-target spec.target.service: `http://x:80` is not a host name | a Service name, `<service>.<namespace>`, a DNS name or an IP address | give the port in `target.port` and the path in `target.path`".into());
     assert_eq!(findings("  target: {service: 'http://x:80'}\n"), expected);
+    assert_eq!(
+        findings("  target: {blueprint: serving, service: a}\n  load: {requestTimeout: 0}\n"),
+        ["blueprint-conflict spec.load.requestTimeout: `0` is out of range | 1 to 86400 | "]
+    );
     for (target, finding) in [
         (
             "{service: tgi, port: 80, framework: tgi, path: generate}",
