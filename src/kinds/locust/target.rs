@@ -11,6 +11,7 @@ use crate::plan::endpoint::{self, address, check_host, decided_by};
 /// Findings about the target: its rule and its stanza.
 const STANZA: (&str, &str) = (rule::TARGET, "spec.target");
 
+/// A resolved target: what the template reads, and what planning needs beyond it.
 #[derive(Debug, Serialize)]
 pub(super) struct TargetPlan {
     /// `http://host:port`.
@@ -20,13 +21,10 @@ pub(super) struct TargetPlan {
     path: String,
     /// Where the target came from, for comments.
     source: String,
-}
-
-/// A resolved target, with what planning needs beyond the template's part.
-pub(super) struct Target {
-    pub(super) plan: TargetPlan,
     /// The namespace of the target's Service, when known.
+    #[serde(skip)]
     pub(super) namespace: Option<String>,
+    #[serde(skip)]
     pub(super) metrics_topic: Option<crate::plan::TopicExport>,
 }
 
@@ -34,7 +32,7 @@ pub(super) fn resolve_target(
     spec: &Spec,
     planner: &mut Planner<'_>,
     own_namespace: &str,
-) -> Option<Target> {
+) -> Option<TargetPlan> {
     let t = &spec.target;
     match (&t.blueprint, &t.service) {
         (Some(blueprint), _) => resolve_blueprint_target(spec, planner, blueprint),
@@ -64,14 +62,12 @@ pub(super) fn resolve_target(
                 own_namespace,
             );
             let path = target_path(planner, framework, t.model.as_deref(), t.path.as_deref())?;
-            Some(Target {
-                plan: TargetPlan {
-                    url: format!("http://{host}:{port}"),
-                    framework: framework.name(),
-                    model: t.model.clone().unwrap_or_default(),
-                    path,
-                    source: format!("{service}:{port}"),
-                },
+            Some(TargetPlan {
+                url: format!("http://{host}:{port}"),
+                framework: framework.name(),
+                model: t.model.clone().unwrap_or_default(),
+                path,
+                source: format!("{service}:{port}"),
                 namespace,
                 metrics_topic: None,
             })
@@ -95,7 +91,7 @@ fn resolve_blueprint_target(
     spec: &Spec,
     planner: &mut Planner<'_>,
     blueprint: &str,
-) -> Option<Target> {
+) -> Option<TargetPlan> {
     let t = &spec.target;
     decided_by(
         planner,
@@ -124,14 +120,12 @@ fn resolve_blueprint_target(
     let framework = service.framework.as_deref().and_then(Framework::parse)?;
     let model = t.model.clone().or_else(|| service.model.clone());
     let path = target_path(planner, framework, model.as_deref(), t.path.as_deref())?;
-    Some(Target {
-        plan: TargetPlan {
-            url: format!("http://{}:{}", service.cluster_host(), service.port),
-            framework: framework.name(),
-            model: model.unwrap_or_default(),
-            path,
-            source: format!("blueprint {blueprint}"),
-        },
+    Some(TargetPlan {
+        url: format!("http://{}:{}", service.cluster_host(), service.port),
+        framework: framework.name(),
+        model: model.unwrap_or_default(),
+        path,
+        source: format!("blueprint {blueprint}"),
         namespace: Some(service.namespace.clone()),
         metrics_topic: exported.exports.metrics_topic.clone(),
     })

@@ -36,8 +36,6 @@ pub struct Workload {
     pub(super) images: ResolvedImages,
     pub(super) web_ui: Exposure,
     pub(super) runner: Exposure,
-    /// The namespace of the target's Service, when known, for the runner's queries.
-    pub(super) target_namespace: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -80,7 +78,7 @@ struct Context<'p> {
 /// The overlay: the GCP objects, and `locust/workload.yaml` with the runner's queries.
 pub(super) fn overlay(plan: &Plan, blueprint: &Blueprint<'_>) -> Result<Overlay, TemplateError> {
     let workload = &plan.workload;
-    let runner_metrics = runner_metrics(&workload.namespace, workload.target_namespace.as_deref())?;
+    let runner_metrics = runner_metrics(&workload.namespace, workload.target.namespace.as_deref())?;
     let config_hash = format!(
         "{:016x}",
         crate::names::stable_hash(&[LOCUSTFILE, runner_metrics.as_str()].concat())
