@@ -33,7 +33,8 @@ pub struct Workload {
     pub(super) model: ModelPlan,
     pub(super) converter: Option<ConverterPlan>,
     pub(super) proxy: ProxyPlan,
-    pub(super) pools: PoolSelectors,
+    /// Labels and taints that keep each Saxml role on its pool, by role.
+    pub(super) pools: BTreeMap<&'static str, String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -70,12 +71,4 @@ pub(super) struct ProxyPlan {
     pub(super) max: u32,
     pub(super) cpu_utilization: u32,
     pub(super) expose: Exposure,
-}
-
-/// Labels and taints that keep each Saxml role on its pool.
-#[derive(Debug, Serialize)]
-pub(super) struct PoolSelectors {
-    pub(super) admin: &'static str,
-    pub(super) proxy: &'static str,
-    pub(super) auxiliary: &'static str,
 }
