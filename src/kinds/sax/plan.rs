@@ -19,7 +19,7 @@ use crate::overlay::site::{
 use crate::overlay::stanzas;
 use crate::overlay::tpu_memory::weights_fit;
 use crate::plan::Planner;
-use crate::plan::image_tag::tag_of;
+use crate::plan::image_tag::{source_date, tag_of};
 
 /// APIs the kind needs beyond those its blocks enable.
 const SERVICES: &[&str] = &[
@@ -62,12 +62,20 @@ pub(super) fn proxy_service(blueprint: &str) -> String {
     format!("{blueprint}-http")
 }
 
-/// The image given, else the release image of `component`.
-fn image_or_release(given: Option<&String>, component: &str) -> String {
-    given.cloned().unwrap_or_else(|| {
+/// The image given at `spec.saxml.images.<field>`, else the release image of `component`;
+/// checked.
+fn image(
+    planner: &mut Planner<'_>,
+    given: &Option<String>,
+    component: &str,
+    field: &str,
+) -> String {
+    let image = given.clone().unwrap_or_else(|| {
         let tag = models::release_tag(component);
         format!("{}/sax-{component}:{tag}", models::FACTS.registry)
-    })
+    });
+    planner.check_image(&format!("spec.saxml.images.{field}"), &image);
+    image
 }
 
 #[allow(clippy::too_many_lines, reason = "one recipe, read top to bottom")]
@@ -123,36 +131,27 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     }
     let given = &spec.saxml.images;
     let images = ResolvedImages {
-        admin_server: image_or_release(given.admin_server.as_ref(), "admin-server"),
-        model_server: image_or_release(given.model_server.as_ref(), "model-server"),
-        util: image_or_release(given.util.as_ref(), "util"),
-        http: image_or_release(given.http.as_ref(), "http"),
+        admin_server: image(planner, &given.admin_server, "admin-server", "adminServer"),
+        model_server: image(planner, &given.model_server, "model-server", "modelServer"),
+        util: image(planner, &given.util, "util", "util"),
+        http: image(planner, &given.http, "http", "http"),
     };
-    for (field, image) in [
-        ("spec.saxml.images.adminServer", &images.admin_server),
-        ("spec.saxml.images.modelServer", &images.model_server),
-        ("spec.saxml.images.util", &images.util),
-        ("spec.saxml.images.http", &images.http),
-    ] {
-        planner.check_image(field, image);
-    }
-    if let Some(date) = &spec.saxml.source_date
-        && !models::is_date(date)
-    {
-        let d = planner.error(
-            gcp::rule::CONFLICT,
-            "spec.saxml.sourceDate",
-            format!("`{date}` is not a date"),
-        );
-        d.expected =
-            Some("`YYYY-MM-DD`, the date of the Saxml commit the images were built from".into());
-    }
+    let date = spec.saxml.source_date.as_deref();
+    let source_date = source_date(planner, "spec.saxml.sourceDate", date, "Saxml commit");
     // A model too large for the slice has no configuration either: one finding says why.
     let serving_config = match (model, &tpu) {
         (Some(model), Some(tpu)) => {
             let weights = (model.name, model.billions);
             weights_fit(planner, rule::MODEL_TOO_LARGE, weights, tpu)
-                .then(|| serving_config(spec, planner, model, tpu, &images))
+                .then(|| {
+                    serving_config(
+                        spec,
+                        planner,
+                        model,
+                        tpu,
+                        (&images.model_server, source_date),
+                    )
+                })
                 .flatten()
         }
         _ => None,
@@ -273,7 +272,6 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         &pool_labels(&name),
     );
 
-    let sax_root = format!("{}/sax-root", admin_bucket.url());
     let model_id = format!("/sax/{cell}/{}", model.name);
     let pax_checkpoint = format!("{}/{}/pax", checkpoint_bucket.url(), model.name);
     let converter = spec.converter.enabled.unwrap_or(true).then(|| {
@@ -341,7 +339,6 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         infra: gcp.finish(),
         workload: Workload {
             parameters: format!("{name}-saxml"),
-            sax_root,
             admin_bucket: admin_bucket.name,
             model: ModelPlan {
                 id: model_id,

@@ -23,7 +23,6 @@ pub struct Workload {
     pub(super) workload_service_account: String,
     pub(super) parameters: String,
     pub(super) cell: String,
-    pub(super) sax_root: String,
     pub(super) admin_bucket: String,
     pub(super) tpu: TpuPlan,
     pub(super) platform_chip: &'static str,
