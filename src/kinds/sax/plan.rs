@@ -358,7 +358,6 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             workload_service_account: accounts.workload.email,
             platform_chip,
             node_selector,
-            replicas,
             images,
             tpu,
             cell,

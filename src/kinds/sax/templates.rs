@@ -27,7 +27,6 @@ pub struct Workload {
     pub(super) tpu: TpuPlan,
     pub(super) platform_chip: &'static str,
     pub(super) node_selector: BTreeMap<String, String>,
-    pub(super) replicas: u32,
     pub(super) images: ResolvedImages,
     pub(super) model: ModelPlan,
     pub(super) converter: Option<ConverterPlan>,
