@@ -338,7 +338,6 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     Some(Plan {
         infra: gcp.finish(),
         workload: Workload {
-            parameters: format!("{name}-saxml"),
             admin_bucket: admin_bucket.name,
             model: ModelPlan {
                 id: model_id,

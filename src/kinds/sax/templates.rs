@@ -21,7 +21,6 @@ pub struct Workload {
     pub(super) namespace: String,
     pub(super) kubernetes_service_account: String,
     pub(super) workload_service_account: String,
-    pub(super) parameters: String,
     pub(super) cell: String,
     pub(super) admin_bucket: String,
     pub(super) tpu: TpuPlan,
