@@ -104,7 +104,7 @@ impl TypedKind for SaxServing {
         let w = &plan.workload;
         format!(
             "{} on {} x {} ({})",
-            w.model.id, w.replicas, w.tpu.type_name, w.tpu.topology
+            w.model.id, w.model.replicas, w.tpu.type_name, w.tpu.topology
         )
     }
 }

@@ -180,17 +180,6 @@ pub fn release_tag(component: &str) -> &'static str {
         .map_or("", |(_, tag)| tag)
 }
 
-/// Whether `text` is a `YYYY-MM-DD` date.
-#[must_use]
-pub fn is_date(text: &str) -> bool {
-    let parts: Vec<&str> = text.split('-').collect();
-    matches!(parts.as_slice(), [y, m, d]
-        if y.len() == 4 && m.len() == 2 && d.len() == 2
-            && [y, m, d].iter().all(|p| p.bytes().all(|b| b.is_ascii_digit()))
-            && (1..=12).contains(&m.parse::<u32>().unwrap_or(0))
-            && (1..=31).contains(&d.parse::<u32>().unwrap_or(0)))
-}
-
 /// Saxml's chip name for `--platform_chip`.
 #[must_use]
 pub fn platform_chip(family: TpuFamily) -> Option<&'static str> {
@@ -214,6 +203,7 @@ pub fn location(family: Option<TpuFamily>) -> (&'static str, &'static str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::image_tag::is_date;
 
     #[test]
     fn the_table_parses_and_every_configuration_is_of_a_known_model_with_a_date() {

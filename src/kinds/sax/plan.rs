@@ -1,12 +1,12 @@
 //! Planning a `SaxServing` blueprint: the shared site recipe, the model and its serving
 //! configuration, the Saxml pools, buckets and proxy, checked.
 
+use std::collections::BTreeMap;
+
 use super::TypedKind;
 use super::serving::serving_config;
 use super::spec::Spec;
-use super::templates::{
-    ConverterPlan, ModelPlan, Plan, PoolSelectors, ProxyPlan, ResolvedImages, Workload,
-};
+use super::templates::{ConverterPlan, ModelPlan, Plan, ProxyPlan, ResolvedImages, Workload};
 use super::{SaxServing, models, rule};
 use crate::accelerator::{self, TpuSupport};
 use crate::catalog::TpuFamily;
@@ -19,7 +19,7 @@ use crate::overlay::site::{
 use crate::overlay::stanzas;
 use crate::overlay::tpu_memory::weights_fit;
 use crate::plan::Planner;
-use crate::plan::image_tag::tag_of;
+use crate::plan::image_tag::{source_date, tag_of};
 
 /// APIs the kind needs beyond those its blocks enable.
 const SERVICES: &[&str] = &[
@@ -32,22 +32,6 @@ const ACCOUNT_NAMES: (&str, &str) = ("GKE Saxml nodes", "Saxml workloads");
 
 /// The proxy is reachable from the VPC unless the blueprint says otherwise.
 const PROXY_EXPOSURE: Exposure = Exposure::Internal;
-
-const ADMIN_POOL_KEY: &str = "saxml-admin-node-pool";
-const PROXY_POOL_KEY: &str = "saxml-proxy-node-pool";
-const AUXILIARY_POOL_KEY: &str = "saxml-auxiliary-node-pool";
-
-/// The admin server's pool; the proxies' and the converter's differ from it where they say.
-/// Each is labelled and tainted with its key ([`role_pool`]).
-const ADMIN_POOL: CpuPoolDefaults<'static> = CpuPoolDefaults {
-    name: "saxml-admin-pool",
-    field: "spec.pools.admin",
-    machine_type: "n1-standard-8",
-    scale: Scale::Fixed { nodes: 1 },
-    disk_size_gb: Some(100),
-    labels: &[],
-    taints: &[],
-};
 
 /// Where the TPU generation is offered: the default region and zone. A new cluster is
 /// regional; a borrowed cluster lends its location only when the spec names no region.
@@ -78,12 +62,20 @@ pub(super) fn proxy_service(blueprint: &str) -> String {
     format!("{blueprint}-http")
 }
 
-/// The image given, else the release image of `component`.
-fn image_or_release(given: Option<&String>, component: &str) -> String {
-    given.cloned().unwrap_or_else(|| {
+/// The image given at `spec.saxml.images.<field>`, else the release image of `component`;
+/// checked.
+fn image(
+    planner: &mut Planner<'_>,
+    given: &Option<String>,
+    component: &str,
+    field: &str,
+) -> String {
+    let image = given.clone().unwrap_or_else(|| {
         let tag = models::release_tag(component);
         format!("{}/sax-{component}:{tag}", models::FACTS.registry)
-    })
+    });
+    planner.check_image(&format!("spec.saxml.images.{field}"), &image);
+    image
 }
 
 #[allow(clippy::too_many_lines, reason = "one recipe, read top to bottom")]
@@ -139,36 +131,27 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     }
     let given = &spec.saxml.images;
     let images = ResolvedImages {
-        admin_server: image_or_release(given.admin_server.as_ref(), "admin-server"),
-        model_server: image_or_release(given.model_server.as_ref(), "model-server"),
-        util: image_or_release(given.util.as_ref(), "util"),
-        http: image_or_release(given.http.as_ref(), "http"),
+        admin_server: image(planner, &given.admin_server, "admin-server", "adminServer"),
+        model_server: image(planner, &given.model_server, "model-server", "modelServer"),
+        util: image(planner, &given.util, "util", "util"),
+        http: image(planner, &given.http, "http", "http"),
     };
-    for (field, image) in [
-        ("spec.saxml.images.adminServer", &images.admin_server),
-        ("spec.saxml.images.modelServer", &images.model_server),
-        ("spec.saxml.images.util", &images.util),
-        ("spec.saxml.images.http", &images.http),
-    ] {
-        planner.check_image(field, image);
-    }
-    if let Some(date) = &spec.saxml.source_date
-        && !models::is_date(date)
-    {
-        let d = planner.error(
-            gcp::rule::CONFLICT,
-            "spec.saxml.sourceDate",
-            format!("`{date}` is not a date"),
-        );
-        d.expected =
-            Some("`YYYY-MM-DD`, the date of the Saxml commit the images were built from".into());
-    }
+    let date = spec.saxml.source_date.as_deref();
+    let source_date = source_date(planner, "spec.saxml.sourceDate", date, "Saxml commit");
     // A model too large for the slice has no configuration either: one finding says why.
     let serving_config = match (model, &tpu) {
         (Some(model), Some(tpu)) => {
             let weights = (model.name, model.billions);
             weights_fit(planner, rule::MODEL_TOO_LARGE, weights, tpu)
-                .then(|| serving_config(spec, planner, model, tpu, &images))
+                .then(|| {
+                    serving_config(
+                        spec,
+                        planner,
+                        model,
+                        tpu,
+                        (&images.model_server, source_date),
+                    )
+                })
                 .flatten()
         }
         _ => None,
@@ -199,36 +182,39 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         &accounts.nodes,
         Some(system_pool),
     )?;
-    let converter_machine = model.map_or("n2-highmem-16", |m| m.converter_machine);
-    let converter_disk = model.map_or(200, |m| m.converter_scratch_gb + 100);
-    let pools = [
-        (&spec.pools.admin, ADMIN_POOL_KEY, ADMIN_POOL),
-        (
-            &spec.pools.proxy,
-            PROXY_POOL_KEY,
-            CpuPoolDefaults {
-                name: "saxml-proxy-pool",
-                field: "spec.pools.proxy",
-                scale: Scale::Autoscaling { min: 1, max: 3 },
-                ..ADMIN_POOL
-            },
-        ),
-        (
-            &spec.pools.auxiliary,
-            AUXILIARY_POOL_KEY,
-            CpuPoolDefaults {
-                name: "saxml-auxiliary-pool",
-                field: "spec.pools.auxiliary",
-                machine_type: converter_machine,
-                scale: Scale::Autoscaling { min: 0, max: 1 },
-                disk_size_gb: Some(converter_disk),
-                ..ADMIN_POOL
-            },
-        ),
-    ];
-    for (pool_spec, key, defaults) in pools {
+    // Each Saxml role on a pool of its own, labelled and tainted with its key ([`role_pool`]):
+    // the admin server's, the proxies' and the converter's, sized for the model.
+    let (converter_machine, converter_disk) = model.map_or(("n2-highmem-16", 200), |m| {
+        (m.converter_machine, m.converter_scratch_gb + 100)
+    });
+    let mut pools = BTreeMap::new();
+    for (role, pool_spec) in [
+        ("admin", &spec.pools.admin),
+        ("proxy", &spec.pools.proxy),
+        ("auxiliary", &spec.pools.auxiliary),
+    ] {
+        let (scale, machine_type, disk) = match role {
+            "admin" => (Scale::Fixed { nodes: 1 }, "n1-standard-8", 100),
+            "proxy" => (Scale::Autoscaling { min: 1, max: 3 }, "n1-standard-8", 100),
+            _ => (
+                Scale::Autoscaling { min: 0, max: 1 },
+                converter_machine,
+                converter_disk,
+            ),
+        };
+        let defaults = CpuPoolDefaults {
+            name: &format!("saxml-{role}-pool"),
+            field: &format!("spec.pools.{role}"),
+            machine_type,
+            scale,
+            disk_size_gb: Some(disk),
+            labels: &[],
+            taints: &[],
+        };
+        let key = format!("saxml-{role}-node-pool");
         let on = (&cluster, &accounts.nodes);
-        role_pool((&mut gcp, planner), on, pool_spec, key, defaults);
+        role_pool((&mut gcp, planner), on, pool_spec, &key, defaults);
+        pools.insert(role, key);
     }
     accounts.bind(
         &mut gcp,
@@ -236,18 +222,15 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         (&namespace, &kubernetes_service_account),
         &[],
     );
-    let admin_bucket = gcp.bucket(
-        planner,
-        &spec.buckets.admin,
-        "spec.buckets.admin",
-        &crate::names::shortened(&format!("{}-{name}-admin", spec.project), "", 63),
-    );
-    let checkpoint_bucket = gcp.bucket(
-        planner,
-        &spec.buckets.checkpoints,
-        "spec.buckets.checkpoints",
-        &crate::names::shortened(&format!("{}-{name}-models", spec.project), "", 63),
-    );
+    let [admin_bucket, checkpoint_bucket] = [
+        (&spec.buckets.admin, "admin", "admin"),
+        (&spec.buckets.checkpoints, "checkpoints", "models"),
+    ]
+    .map(|(bucket, field, suffix)| {
+        let default = format!("{}-{name}-{suffix}", spec.project);
+        let default = crate::names::shortened(&default, "", 63);
+        gcp.bucket(planner, bucket, &format!("spec.buckets.{field}"), &default)
+    });
     // The admin server and model servers keep Sax's state in the admin bucket; model
     // servers read checkpoints; the converter writes them.
     for (bucket, role) in [
@@ -289,7 +272,6 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         &pool_labels(&name),
     );
 
-    let sax_root = format!("{}/sax-root", admin_bucket.url());
     let model_id = format!("/sax/{cell}/{}", model.name);
     let pax_checkpoint = format!("{}/{}/pax", checkpoint_bucket.url(), model.name);
     let converter = spec.converter.enabled.unwrap_or(true).then(|| {
@@ -356,8 +338,6 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     Some(Plan {
         infra: gcp.finish(),
         workload: Workload {
-            parameters: format!("{name}-saxml"),
-            sax_root,
             admin_bucket: admin_bucket.name,
             model: ModelPlan {
                 id: model_id,
@@ -373,15 +353,10 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
                 cpu_utilization,
                 expose: spec.proxy.expose.unwrap_or(PROXY_EXPOSURE),
             },
-            pools: PoolSelectors {
-                admin: ADMIN_POOL_KEY,
-                proxy: PROXY_POOL_KEY,
-                auxiliary: AUXILIARY_POOL_KEY,
-            },
+            pools,
             workload_service_account: accounts.workload.email,
             platform_chip,
             node_selector,
-            replicas,
             images,
             tpu,
             cell,

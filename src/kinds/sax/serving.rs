@@ -2,20 +2,20 @@
 //! model-server image has it.
 
 use super::spec::Spec;
-use super::templates::ResolvedImages;
 use super::{models, rule};
 use crate::accelerator::TpuPlan;
 use crate::plan::Planner;
 use crate::plan::image_tag::tag_of;
 
 /// The serving configuration: the one the spec names, or the catalog's for the model on the
-/// slice; findings when none serves real weights or the image predates it.
+/// slice; findings when none serves real weights or the `model_server` image (and its source
+/// date) predates it.
 pub(super) fn serving_config(
     spec: &Spec,
     planner: &mut Planner<'_>,
     model: &models::Model,
     tpu: &TpuPlan,
-    images: &ResolvedImages,
+    model_server: (&str, Option<&str>),
 ) -> Option<String> {
     let family = tpu.family?;
     if let Some(class) = &spec.model.serving_config {
@@ -43,7 +43,7 @@ pub(super) fn serving_config(
                 known,
                 model,
                 tpu,
-                images,
+                model_server,
                 "spec.model.servingConfig",
             );
         }
@@ -52,7 +52,7 @@ pub(super) fn serving_config(
     let found = models::configs_for(model.name, family, tpu.chips_per_slice);
     match found.first() {
         Some(config) if !config.test_mode => {
-            check_known(planner, config, model, tpu, images, "spec.model.name");
+            check_known(planner, config, model, tpu, model_server, "spec.model.name");
             Some(config.class.to_string())
         }
         _ => {
@@ -90,13 +90,14 @@ pub(super) fn serving_config(
     }
 }
 
-/// Checks a known configuration against the slice and the model-server image.
+/// Checks a known configuration against the slice and the model-server image (built from
+/// Saxml of its release, else of the spec's source date).
 pub(super) fn check_known(
     planner: &mut Planner<'_>,
     config: &models::ServingConfig,
     model: &models::Model,
     tpu: &TpuPlan,
-    images: &ResolvedImages,
+    (image, source_date): (&str, Option<&str>),
     field: &str,
 ) {
     let short = config.class.rsplit('.').next().unwrap_or(config.class);
@@ -129,15 +130,7 @@ pub(super) fn check_known(
         d.fix = Some("use a configuration with `test_mode` false".into());
         return;
     }
-    let image = &images.model_server;
-    let build = tag_of(image).and_then(models::release_date).or_else(|| {
-        planner
-            .blueprint()
-            .node
-            .at(&["spec", "saxml", "sourceDate"])
-            .and_then(crate::yaml::Node::as_str)
-            .filter(|date| models::is_date(date))
-    });
+    let build = tag_of(image).and_then(models::release_date).or(source_date);
     match build {
         Some(date) if date < config.since => {
             let d = planner.error(
@@ -148,7 +141,7 @@ pub(super) fn check_known(
                     config.since
                 ),
             );
-            d.found = Some(image.clone());
+            d.found = Some(image.to_string());
             d.expected = Some(format!("a Saxml build from {} or later", config.since));
             d.fix = Some(format!(
                 "build the Saxml images from a commit of {} or later, push them to the blueprint's registry and set `spec.saxml.images` and `spec.saxml.sourceDate`",

@@ -21,19 +21,17 @@ pub struct Workload {
     pub(super) namespace: String,
     pub(super) kubernetes_service_account: String,
     pub(super) workload_service_account: String,
-    pub(super) parameters: String,
     pub(super) cell: String,
-    pub(super) sax_root: String,
     pub(super) admin_bucket: String,
     pub(super) tpu: TpuPlan,
     pub(super) platform_chip: &'static str,
     pub(super) node_selector: BTreeMap<String, String>,
-    pub(super) replicas: u32,
     pub(super) images: ResolvedImages,
     pub(super) model: ModelPlan,
     pub(super) converter: Option<ConverterPlan>,
     pub(super) proxy: ProxyPlan,
-    pub(super) pools: PoolSelectors,
+    /// Labels and taints that keep each Saxml role on its pool, by role.
+    pub(super) pools: BTreeMap<&'static str, String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -70,12 +68,4 @@ pub(super) struct ProxyPlan {
     pub(super) max: u32,
     pub(super) cpu_utilization: u32,
     pub(super) expose: Exposure,
-}
-
-/// Labels and taints that keep each Saxml role on its pool.
-#[derive(Debug, Serialize)]
-pub(super) struct PoolSelectors {
-    pub(super) admin: &'static str,
-    pub(super) proxy: &'static str,
-    pub(super) auxiliary: &'static str,
 }
