@@ -3,7 +3,8 @@
 #![no_main]
 
 use aiml::kinds::Registry;
-use aiml::repo::{Loaded, SourceFile};
+use aiml::input::Loaded;
+use aiml::repo::SourceFile;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
