@@ -17,6 +17,8 @@
 //! 8. [`gitops`] commits what was written (`render --commit`) and compares the rendered objects
 //!    of two revisions (`diff`) with their impact: destructive changes, accelerators, cost.
 //!
+//! 9. [`graph`] draws the rendered objects and their references (`graph`).
+//!
 //! [`diagnostic`] holds the findings every stage reports.
 
 pub mod accelerator;
@@ -26,6 +28,7 @@ pub mod catalog;
 pub mod diagnostic;
 pub mod gcp;
 pub mod gitops;
+pub mod graph;
 pub mod input;
 pub mod jsonnet;
 pub mod kinds;

@@ -20,6 +20,11 @@ const DEFAULT_KUSTOMIZE_TIMEOUT: Duration = Duration::from_secs(120);
 pub const LOCK_TIMEOUT_VAR: &str = "AIML_LOCK_TIMEOUT";
 const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Nodes `kubectl aiml graph` draws before it refuses (a bigger picture is unreadable):
+/// `AIML_MAX_GRAPH_NODES`. Default 2,000.
+pub const MAX_GRAPH_NODES_VAR: &str = "AIML_MAX_GRAPH_NODES";
+const DEFAULT_MAX_GRAPH_NODES: usize = 2_000;
+
 /// YAML documents in one file. Files are also bounded by size, so this only stops separator
 /// storms (`---` repeated millions of times).
 pub const MAX_DOCUMENTS: usize = 100_000;
@@ -49,6 +54,8 @@ pub struct Limits {
     pub kustomize_timeout: Duration,
     /// Longest wait for the repository lock.
     pub lock_timeout: Duration,
+    /// Most nodes `graph` draws.
+    pub max_graph_nodes: usize,
 }
 
 impl Default for Limits {
@@ -57,6 +64,7 @@ impl Default for Limits {
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             kustomize_timeout: DEFAULT_KUSTOMIZE_TIMEOUT,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            max_graph_nodes: DEFAULT_MAX_GRAPH_NODES,
         }
     }
 }
@@ -83,6 +91,18 @@ impl Limits {
                     expected: "a number of seconds such as `120` or `0.5`",
                 })?;
             }
+        }
+        if let Some(value) = var(MAX_GRAPH_NODES_VAR) {
+            limits.max_graph_nodes = value
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or(LimitError {
+                    variable: MAX_GRAPH_NODES_VAR,
+                    value,
+                    expected: "a whole number above zero such as `2000`",
+                })?;
         }
         Ok(limits)
     }

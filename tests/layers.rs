@@ -70,8 +70,8 @@ const LAYERS: &[Layer] = &[
     },
     Layer {
         name: "gitops",
-        role: "sync roots, writing the output, the render cache, commits and diffs",
-        modules: &["sync", "workspace", "cache", "gitops"],
+        role: "sync roots, writing the output, the render cache, commits, diffs and graphs",
+        modules: &["sync", "workspace", "cache", "gitops", "graph"],
     },
     Layer {
         name: "render",
