@@ -304,6 +304,11 @@ fn completion_lists_blueprint_names_and_tpu_types() {
         &["--repo", repo.path().to_str().unwrap(), "render", "te"],
     );
     assert_eq!(names, ["team-b-training"]);
+    let (names, directive) = complete(&repo, &["graph", "te"]);
+    assert_eq!(
+        (names, directive.as_str()),
+        (vec!["team-b-training".to_string()], ":4")
+    );
 
     let (types, _) = complete(
         &repo,
@@ -334,6 +339,7 @@ fn completion_of_commands_flags_and_explain_paths() {
         "render",
         "validate",
         "diff",
+        "graph",
         "schema",
         "explain",
         "completion",
@@ -351,8 +357,8 @@ fn completion_of_commands_flags_and_explain_paths() {
     let (flags, _) = complete(&repo, &["render", "--c"]);
     assert_eq!(flags, ["--check", "--commit"]);
     let (formats, _) = complete(&repo, &["-o", ""]);
-    assert_eq!(formats, ["text", "json", "markdown"]);
-    let (formats, _) = complete(&repo, &["diff", "--output=m"]);
+    assert_eq!(formats, ["text", "json", "markdown", "mermaid", "dot"]);
+    let (formats, _) = complete(&repo, &["diff", "--output=ma"]);
     assert_eq!(formats, ["--output=markdown"]);
     let (kinds, directive) = complete(&repo, &["explain", "Sax"]);
     assert_eq!(

@@ -298,6 +298,11 @@ fn values(context: &Context<'_>, typed: &Typed<'_>, arg: &Arg, current: &str) ->
                 .collect();
             Answer::of(names, directive::NO_FILE).starting_with(current)
         }
+        ("graph", "name") => Answer::of(
+            blueprint_names(context, typed.repo.as_ref()),
+            directive::NO_FILE,
+        )
+        .starting_with(current),
         ("rules", "id") | (_, "ignore") => {
             let ids = aiml::rules::all()
                 .into_iter()

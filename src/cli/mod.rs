@@ -8,6 +8,7 @@ mod blueprints;
 mod completion;
 mod diff;
 mod explain;
+mod graph;
 pub(crate) mod interrupt;
 mod man;
 mod progress;
@@ -93,6 +94,10 @@ enum Output {
     Json,
     /// Markdown, for pull-request comments (`diff` only).
     Markdown,
+    /// Mermaid flowchart (`graph` only; its default).
+    Mermaid,
+    /// Graphviz DOT (`graph` only).
+    Dot,
 }
 
 #[derive(Debug, Subcommand)]
@@ -155,6 +160,15 @@ enum Command {
         /// Exit 1 when anything differs.
         #[arg(long)]
         exit_code: bool,
+    },
+    /// Draw the rendered objects and their edges (Config Connector references, depends-on,
+    /// Service selectors, autoscaler targets, Kueue queues, sync roots) as Mermaid or DOT.
+    #[command(
+        after_help = "Examples:\n  kubectl aiml graph                       # every blueprint and rendered/_sync, Mermaid\n  kubectl aiml graph triton-t4-hpa -o dot | dot -Tsvg > triton.svg"
+    )]
+    Graph {
+        /// The blueprint to draw (default: every folder of rendered/, with the sync roots).
+        name: Option<String>,
     },
     /// List blueprint kinds and the repository's blueprints.
     #[command(
@@ -306,6 +320,15 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     if cli.global.output == Output::Markdown && !matches!(cli.command, Command::Diff { .. }) {
         anyhow::bail!("`-o markdown` is for `kubectl aiml diff`; use `-o text` or `-o json`");
     }
+    let is_graph = matches!(cli.command, Command::Graph { .. });
+    if matches!(cli.global.output, Output::Mermaid | Output::Dot) && !is_graph {
+        anyhow::bail!(
+            "`-o mermaid` and `-o dot` are for `kubectl aiml graph`; use `-o text` or `-o json`"
+        );
+    }
+    if is_graph && cli.global.output == Output::Json {
+        anyhow::bail!("`kubectl aiml graph` prints `-o mermaid` (the default) or `-o dot`");
+    }
     let output = cli.global.output;
     let printer = Printer::new(&cli.global);
     let limits = Limits::from_env()?;
@@ -383,6 +406,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 exit_code,
             },
         ),
+        Command::Graph { name } => graph::run(&context, output, name.as_deref()),
         Command::Blueprints { schema: Some(kind) } => blueprints::schema(&context, &kind),
         Command::Blueprints { schema: None } => blueprints::list(&context),
         Command::Rules { id } => rules::run(&context, id.as_deref()),
