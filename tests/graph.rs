@@ -160,3 +160,23 @@ fn graph_formats_belong_to_graph() {
         .expect_code(2)
         .stderr_has("`-o mermaid` and `-o dot` are for `kubectl aiml graph`");
 }
+
+#[test]
+fn files_that_are_not_objects_and_an_empty_tree_are_warnings() {
+    let repo = hostile_repo();
+    repo.write("rendered/evil/workload/app/notes.yaml", "just: text\n");
+    let run = repo.aiml(&["graph"]);
+    run.expect_code(0).stderr_has(
+        "warning: 1 file under `rendered/` not Kubernetes objects, left out of the graph: rendered/evil/workload/app/notes.yaml",
+    );
+    assert!(run.stdout.contains("Deployment/app/web"), "{}", run.stdout);
+    let empty = TestRepo::new();
+    let run = empty.aiml(&["graph"]);
+    run.expect_code(0).stderr_has(
+        "warning: no rendered object under `rendered/`: run `kubectl aiml render` first",
+    );
+    assert_eq!(
+        run.stdout,
+        "flowchart LR\n    classDef external stroke-dasharray: 5 5\n"
+    );
+}

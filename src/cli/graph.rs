@@ -22,6 +22,11 @@ pub(super) fn run(
         ));
     }
     let drawn = graph::build(&side, name, context.limits.max_graph_nodes)?;
+    if drawn.nodes.is_empty() {
+        context.printer.err(&format!(
+            "warning: no rendered object under `{RENDERED_DIR}/`: run `kubectl aiml render` first\n"
+        ));
+    }
     let text = match output {
         Output::Dot => graph::dot(&drawn),
         _ => graph::mermaid(&drawn),
