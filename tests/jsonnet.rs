@@ -308,7 +308,11 @@ fn runaway_recursion_is_stopped_and_nothing_is_written() {
 fn aiml_capped(repo: &TestRepo, args: &[&str]) -> support::Run {
     let output = std::process::Command::new("sh")
         .arg("-c")
-        .arg("ulimit -v 524288 && exec \"$0\" \"$@\"")
+        // The worker caps itself at 512 MiB of address space; the command as a whole (a debug
+        // binary maps about 300 MB, each thread of the parent reserves stack and a malloc
+        // arena) is held to 1 GiB, so a cap the worker failed to set would still not take
+        // the machine.
+        .arg("ulimit -v 1048576 && exec \"$0\" \"$@\"")
         .arg(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
         .args(args)
         .current_dir(repo.path())
@@ -325,7 +329,7 @@ fn aiml_capped(repo: &TestRepo, args: &[&str]) -> support::Run {
 }
 
 /// Files that would take gigabytes of memory or an unbounded stack to evaluate are findings
-/// about the file (exit 2), within 512 MiB, and nothing is written.
+/// about the file (exit 2), the worker within 512 MiB, and nothing is written.
 #[test]
 fn jsonnet_bombs_are_findings_within_512_mib() {
     let deep_literal = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));

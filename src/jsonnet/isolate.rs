@@ -116,6 +116,9 @@ pub(super) fn run(
         .map_err(|e| failed(display, format!("cannot start the Jsonnet evaluation: {e}")))?;
     let mut child = Command::new(program)
         .arg(WORKER_ARG)
+        // One malloc arena: glibc reserves 64 MiB of address space per extra arena, which the
+        // worker's address-space cap would count as if it were used.
+        .env("MALLOC_ARENA_MAX", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
