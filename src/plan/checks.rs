@@ -66,18 +66,6 @@ pub fn check_ranges(planner: &mut Planner<'_>, stanza: &str, bounds: &[(&str, u3
     }
 }
 
-/// The image written at `field`, else `default`, checked as [`Planner::check_image`] does.
-pub fn image_or(
-    planner: &mut Planner<'_>,
-    field: &str,
-    written: Option<&str>,
-    default: impl FnOnce() -> String,
-) -> String {
-    let image = written.map_or_else(default, str::to_string);
-    planner.check_image(field, &image);
-    image
-}
-
 #[cfg(test)]
 mod tests {
     use super::spelled;

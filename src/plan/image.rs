@@ -1,4 +1,7 @@
-//! Container image references: their grammar, and whether they are pinned.
+//! Container image references: their grammar, whether they are pinned, their tag, the
+//! default a kind falls back to, and the date of the source they were built from.
+
+use super::{Planner, rule};
 
 /// `registry/path:tag@digest` without tag and digest.
 pub(super) fn image_name(image: &str) -> &str {
@@ -90,6 +93,58 @@ pub(super) fn check_image(image: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The tag of an image reference (`None` for a digest or no tag).
+#[must_use]
+pub fn tag_of(image: &str) -> Option<&str> {
+    if image.contains('@') {
+        return None;
+    }
+    let last = image.rsplit('/').next().unwrap_or(image);
+    last.split_once(':').map(|(_, tag)| tag)
+}
+
+/// Whether `text` is a `YYYY-MM-DD` date.
+#[must_use]
+pub fn is_date(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('-').collect();
+    matches!(parts.as_slice(), [y, m, d]
+        if y.len() == 4 && m.len() == 2 && d.len() == 2
+            && [y, m, d].iter().all(|p| p.bytes().all(|b| b.is_ascii_digit()))
+            && (1..=12).contains(&m.parse::<u32>().unwrap_or(0))
+            && (1..=31).contains(&d.parse::<u32>().unwrap_or(0)))
+}
+
+/// The date at `field` of the `source` (e.g. `Saxml commit`) images were built from, when the
+/// spec gives one and it is a date; a finding when it is not.
+pub fn source_date<'d>(
+    planner: &mut Planner<'_>,
+    field: &str,
+    date: Option<&'d str>,
+    source: &str,
+) -> Option<&'d str> {
+    let date = date?;
+    if is_date(date) {
+        return Some(date);
+    }
+    let d = planner.error(rule::CONFLICT, field, format!("`{date}` is not a date"));
+    d.expected = Some(format!(
+        "`YYYY-MM-DD`, the date of the {source} the images were built from"
+    ));
+    None
+}
+
+/// The image written at `field`, else `default`, checked as [`Planner::check_image`] does.
+pub fn image_or(
+    planner: &mut Planner<'_>,
+    field: &str,
+    written: Option<&str>,
+    default: impl FnOnce() -> String,
+) -> String {
+    let image = written.map_or_else(default, str::to_string);
+    planner.check_image(field, &image);
+    image
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,5 +169,17 @@ mod tests {
             assert!(check_image(bad).is_err(), "{bad}");
         }
         assert_eq!(image_name("localhost:5000/a/b:v1"), "localhost:5000/a/b");
+    }
+
+    #[test]
+    fn a_tag_is_read_after_the_last_slash_and_never_from_a_digest() {
+        let registry = "us-docker.pkg.dev/cloud-tpu-images/inference";
+        assert_eq!(
+            tag_of(&format!("{registry}/sax-util:v1.2.0")),
+            Some("v1.2.0")
+        );
+        assert_eq!(tag_of("localhost:5000/sax-util"), None);
+        assert_eq!(tag_of("sax-util:v1.2.0@sha256:0123"), None);
+        assert_eq!(tag_of("sax-util"), None);
     }
 }

@@ -12,8 +12,7 @@
 
 pub mod checks;
 pub mod endpoint;
-mod image;
-pub mod image_tag;
+pub mod image;
 mod rules;
 
 use std::collections::{BTreeMap, BTreeSet};

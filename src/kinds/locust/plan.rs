@@ -11,7 +11,8 @@ use crate::overlay::secret_ref::SecretStanza;
 use crate::overlay::site::{Location, NODE_PROJECT_ROLES, Site};
 use crate::overlay::{Planned, client};
 use crate::plan::Planner;
-use crate::plan::checks::{check_gcs_object, check_hugging_face_id, check_ranges, image_or};
+use crate::plan::checks::{check_gcs_object, check_hugging_face_id, check_ranges};
+use crate::plan::image::image_or;
 
 /// `us-central1` when neither the spec nor the target's cluster says; a new cluster is
 /// regional.

@@ -203,7 +203,7 @@ pub fn location(family: Option<TpuFamily>) -> (&'static str, &'static str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::image_tag::is_date;
+    use crate::plan::image::is_date;
 
     #[test]
     fn the_table_parses_and_every_configuration_is_of_a_known_model_with_a_date() {

@@ -19,7 +19,7 @@ use crate::overlay::site::{
 use crate::overlay::stanzas;
 use crate::overlay::tpu_memory::weights_fit;
 use crate::plan::Planner;
-use crate::plan::image_tag::{source_date, tag_of};
+use crate::plan::image::{image_or, source_date, tag_of};
 
 /// APIs the kind needs beyond those its blocks enable.
 const SERVICES: &[&str] = &[
@@ -70,12 +70,15 @@ fn image(
     component: &str,
     field: &str,
 ) -> String {
-    let image = given.clone().unwrap_or_else(|| {
-        let tag = models::release_tag(component);
-        format!("{}/sax-{component}:{tag}", models::FACTS.registry)
-    });
-    planner.check_image(&format!("spec.saxml.images.{field}"), &image);
-    image
+    image_or(
+        planner,
+        &format!("spec.saxml.images.{field}"),
+        given.as_deref(),
+        || {
+            let tag = models::release_tag(component);
+            format!("{}/sax-{component}:{tag}", models::FACTS.registry)
+        },
+    )
 }
 
 #[allow(clippy::too_many_lines, reason = "one recipe, read top to bottom")]

@@ -5,7 +5,7 @@ use super::spec::Spec;
 use super::{models, rule};
 use crate::accelerator::TpuPlan;
 use crate::plan::Planner;
-use crate::plan::image_tag::tag_of;
+use crate::plan::image::tag_of;
 
 /// The serving configuration: the one the spec names, or the catalog's for the model on the
 /// slice; findings when none serves real weights or the `model_server` image (and its source
