@@ -5,7 +5,7 @@
 //!
 //! Where the CRDs come from: the repository vendors no CustomResourceDefinition YAML, only the
 //! JSON Schema of each served version (`schemas/crds/`, see `schemas/SOURCES.md` for upstream
-//! repositories and commits). [`crds`] turns each back into the CRD's OpenAPI v3 schema
+//! repositories and commits). `apiserver_support::crds` turns each back into the CRD's OpenAPI v3 schema
 //! (undoing the draft-07 conversion: `additionalProperties: false` dropped, `[T, "null"]` types
 //! back to `T` with `nullable`), one CRD per group and kind with every vendored version, the
 //! storage version and deprecations as the index records them. `x-kubernetes-preserve-unknown-fields`
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use apiserver_support::ApiServer;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// Rendered objects the real server refuses for a genuine reason that is not fixed yet:
 /// (path from the repository root, the finding). Each must still be refused, so a fix shows
@@ -84,24 +84,7 @@ fn every_rendered_object_is_accepted_by_a_real_api_server() {
     let scratch = server.scratch();
 
     // 1. The custom resource kinds, for real, and wait until they are served.
-    let crds = crds();
-    let file = scratch.join("crds.json");
-    let list = json!({"apiVersion": "v1", "kind": "List", "items": crds});
-    std::fs::write(&file, serde_json::to_vec(&list).expect("json")).expect("write crds");
-    let out = server.run_kubectl(&["apply", "--server-side", "-f", &file.display().to_string()]);
-    assert!(out.status.success(), "CRDs refused:\n{}", text(&out));
-    let out = server.run_kubectl(&[
-        "wait",
-        "--for=condition=Established",
-        "crd",
-        "--all",
-        "--timeout=120s",
-    ]);
-    assert!(
-        out.status.success(),
-        "CRDs not established:\n{}",
-        text(&out)
-    );
+    let installed = server.install_crds();
 
     let objects = rendered_objects();
     assert!(objects.len() > 100, "found only {} objects", objects.len());
@@ -169,7 +152,7 @@ fn every_rendered_object_is_accepted_by_a_real_api_server() {
     }
     eprintln!(
         "{} CRDs, {} objects ({} namespaces applied, {} dry-run), {} known refusals, {:.1?} in all",
-        list["items"].as_array().map_or(0, Vec::len),
+        installed,
         objects.len(),
         namespaces.len(),
         others.len(),
@@ -266,130 +249,4 @@ fn apply(
             }
         }
     }
-}
-
-/// The CustomResourceDefinitions of every vendored custom resource kind (see the crate doc).
-fn crds() -> Vec<Value> {
-    let dir = repo().join("schemas/crds");
-    let index: Map<String, Value> =
-        serde_json::from_slice(&std::fs::read(dir.join("index.json")).expect("index"))
-            .expect("index json");
-    let mut kinds: BTreeMap<(String, String), Vec<&Value>> = BTreeMap::new();
-    for entry in index.values() {
-        let s = |k: &str| entry[k].as_str().expect("index field").to_owned();
-        kinds
-            .entry((s("group"), s("kind")))
-            .or_default()
-            .push(entry);
-    }
-    kinds
-        .into_iter()
-        .map(|((group, kind), entries)| {
-            let plural = plural(&kind.to_lowercase());
-            let storage = entries.iter().filter(|e| e["storage"] == true).count();
-            assert_eq!(storage, 1, "{group}/{kind}: {storage} storage versions in the index");
-            let versions: Vec<Value> = entries
-                .iter()
-                .map(|e| {
-                    let file = e["file"].as_str().expect("file");
-                    let schema: Value =
-                        serde_json::from_slice(&std::fs::read(dir.join(file)).expect("schema"))
-                            .expect("schema json");
-                    let mut schema = openapi(schema);
-                    schema["type"] = json!("object");
-                    let mut version = json!({
-                        "name": e["version"],
-                        "served": true,
-                        "storage": e["storage"],
-                        "schema": {"openAPIV3Schema": schema},
-                    });
-                    if schema["properties"].get("status").is_some() {
-                        version["subresources"] = json!({"status": {}});
-                    }
-                    if e["deprecated"] == true {
-                        version["deprecated"] = json!(true);
-                        if e["deprecationWarning"].is_string() {
-                            version["deprecationWarning"] = e["deprecationWarning"].clone();
-                        }
-                    }
-                    version
-                })
-                .collect();
-            let mut metadata = json!({"name": format!("{plural}.{group}")});
-            // The server refuses kinds in Kubernetes' own groups (gateway.networking.k8s.io)
-            // without this annotation; "unapproved" is the documented way to say there is no
-            // API review behind this copy.
-            if (group.ends_with(".k8s.io") && !group.ends_with(".x-k8s.io"))
-                || group.ends_with(".kubernetes.io")
-            {
-                metadata["annotations"] = json!({
-                    "api-approved.kubernetes.io": "unapproved, built by tests/apiserver.rs from schemas/crds"
-                });
-            }
-            json!({
-                "apiVersion": "apiextensions.k8s.io/v1",
-                "kind": "CustomResourceDefinition",
-                "metadata": metadata,
-                "spec": {
-                    "group": group,
-                    "names": {"kind": kind, "listKind": format!("{kind}List"), "plural": plural, "singular": kind.to_lowercase()},
-                    "scope": entries[0]["scope"],
-                    "versions": versions,
-                },
-            })
-        })
-        .collect()
-}
-
-/// The plural Kubernetes tooling derives from a lower-case kind.
-fn plural(kind: &str) -> String {
-    match kind.strip_suffix('y') {
-        Some(stem) if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) => format!("{stem}ies"),
-        _ if kind.ends_with('s') => format!("{kind}es"),
-        _ => format!("{kind}s"),
-    }
-}
-
-/// A vendored draft-07 schema back as a CRD's OpenAPI v3 schema: only the keywords that hold
-/// schemas are walked (a `default` or `enum` value is data, even when it has a `type` key).
-fn openapi(schema: Value) -> Value {
-    let Value::Object(mut map) = schema else {
-        return schema;
-    };
-    map.remove("$schema");
-    // Added when vendoring to make unknown fields an error; CRDs forbid it (pruning and
-    // strict field validation do that job on the server).
-    if map.get("additionalProperties") == Some(&Value::Bool(false)) {
-        map.remove("additionalProperties");
-    }
-    if let Some(Value::Array(types)) = map.get("type") {
-        let real: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
-        assert_eq!(real.len(), 1, "a type list other than [T, null]: {types:?}");
-        let real = real[0].clone();
-        if types.len() > 1 {
-            map.insert("nullable".to_owned(), json!(true));
-        }
-        map.insert("type".to_owned(), real);
-    }
-    for (key, value) in &mut map {
-        match key.as_str() {
-            "properties" | "patternProperties" => {
-                if let Value::Object(props) = value {
-                    for prop in props.values_mut() {
-                        *prop = openapi(prop.take());
-                    }
-                }
-            }
-            "items" | "additionalProperties" | "not" => *value = openapi(value.take()),
-            "anyOf" | "oneOf" | "allOf" => {
-                if let Value::Array(list) = value {
-                    for item in list.iter_mut() {
-                        *item = openapi(item.take());
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    Value::Object(map)
 }

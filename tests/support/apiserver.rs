@@ -11,11 +11,14 @@
 
 #![allow(dead_code, reason = "each test crate uses a part of this module")]
 
+use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
 
 /// The pinned versions; keep them equal to those in `scripts/install-test-deps`.
 pub const KUBERNETES_VERSION: &str = "v1.33.13";
@@ -233,6 +236,30 @@ impl ApiServer {
         }
     }
 
+    /// Installs the CustomResourceDefinition of every vendored custom resource kind
+    /// ([`crds`]) for real and waits until the server serves them; returns how many.
+    pub fn install_crds(&self) -> usize {
+        let crds = crds();
+        let file = self.scratch().join("crds.json");
+        let list = json!({"apiVersion": "v1", "kind": "List", "items": crds});
+        std::fs::write(&file, serde_json::to_vec(&list).expect("json")).expect("write crds");
+        let out = self.run_kubectl(&["apply", "--server-side", "-f", &file.display().to_string()]);
+        assert!(out.status.success(), "CRDs refused:\n{}", output_text(&out));
+        let out = self.run_kubectl(&[
+            "wait",
+            "--for=condition=Established",
+            "crd",
+            "--all",
+            "--timeout=120s",
+        ]);
+        assert!(
+            out.status.success(),
+            "CRDs not established:\n{}",
+            output_text(&out)
+        );
+        crds.len()
+    }
+
     /// The last lines of both logs, for a failure message.
     pub fn logs(&self) -> String {
         ["etcd.log", "kube-apiserver.log"]
@@ -397,4 +424,139 @@ fn openssl(dir: &Path, args: &[&str]) {
         args.join(" "),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Standard output and error of a finished command, for a message.
+pub fn output_text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The CustomResourceDefinitions of every vendored custom resource kind (see the crate doc).
+pub fn crds() -> Vec<Value> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/crds");
+    let index: Map<String, Value> =
+        serde_json::from_slice(&std::fs::read(dir.join("index.json")).expect("index"))
+            .expect("index json");
+    let mut kinds: BTreeMap<(String, String), Vec<&Value>> = BTreeMap::new();
+    for entry in index.values() {
+        let s = |k: &str| entry[k].as_str().expect("index field").to_owned();
+        kinds
+            .entry((s("group"), s("kind")))
+            .or_default()
+            .push(entry);
+    }
+    kinds
+        .into_iter()
+        .map(|((group, kind), entries)| {
+            let plural = plural(&kind.to_lowercase());
+            let storage = entries.iter().filter(|e| e["storage"] == true).count();
+            assert_eq!(storage, 1, "{group}/{kind}: {storage} storage versions in the index");
+            let versions: Vec<Value> = entries
+                .iter()
+                .map(|e| {
+                    let file = e["file"].as_str().expect("file");
+                    let schema: Value =
+                        serde_json::from_slice(&std::fs::read(dir.join(file)).expect("schema"))
+                            .expect("schema json");
+                    let mut schema = openapi(schema);
+                    schema["type"] = json!("object");
+                    let mut version = json!({
+                        "name": e["version"],
+                        "served": true,
+                        "storage": e["storage"],
+                        "schema": {"openAPIV3Schema": schema},
+                    });
+                    if schema["properties"].get("status").is_some() {
+                        version["subresources"] = json!({"status": {}});
+                    }
+                    if e["deprecated"] == true {
+                        version["deprecated"] = json!(true);
+                        if e["deprecationWarning"].is_string() {
+                            version["deprecationWarning"] = e["deprecationWarning"].clone();
+                        }
+                    }
+                    version
+                })
+                .collect();
+            let mut metadata = json!({"name": format!("{plural}.{group}")});
+            // The server refuses kinds in Kubernetes' own groups (gateway.networking.k8s.io)
+            // without this annotation; "unapproved" is the documented way to say there is no
+            // API review behind this copy.
+            if (group.ends_with(".k8s.io") && !group.ends_with(".x-k8s.io"))
+                || group.ends_with(".kubernetes.io")
+            {
+                metadata["annotations"] = json!({
+                    "api-approved.kubernetes.io": "unapproved, built by tests/apiserver.rs from schemas/crds"
+                });
+            }
+            json!({
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": metadata,
+                "spec": {
+                    "group": group,
+                    "names": {"kind": kind, "listKind": format!("{kind}List"), "plural": plural, "singular": kind.to_lowercase()},
+                    "scope": entries[0]["scope"],
+                    "versions": versions,
+                },
+            })
+        })
+        .collect()
+}
+
+/// The plural Kubernetes tooling derives from a lower-case kind.
+fn plural(kind: &str) -> String {
+    match kind.strip_suffix('y') {
+        Some(stem) if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) => format!("{stem}ies"),
+        _ if kind.ends_with('s') => format!("{kind}es"),
+        _ => format!("{kind}s"),
+    }
+}
+
+/// A vendored draft-07 schema back as a CRD's OpenAPI v3 schema: only the keywords that hold
+/// schemas are walked (a `default` or `enum` value is data, even when it has a `type` key).
+fn openapi(schema: Value) -> Value {
+    let Value::Object(mut map) = schema else {
+        return schema;
+    };
+    map.remove("$schema");
+    // Added when vendoring to make unknown fields an error; CRDs forbid it (pruning and
+    // strict field validation do that job on the server).
+    if map.get("additionalProperties") == Some(&Value::Bool(false)) {
+        map.remove("additionalProperties");
+    }
+    if let Some(Value::Array(types)) = map.get("type") {
+        let real: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+        assert_eq!(real.len(), 1, "a type list other than [T, null]: {types:?}");
+        let real = real[0].clone();
+        if types.len() > 1 {
+            map.insert("nullable".to_owned(), json!(true));
+        }
+        map.insert("type".to_owned(), real);
+    }
+    for (key, value) in &mut map {
+        match key.as_str() {
+            "properties" | "patternProperties" => {
+                if let Value::Object(props) = value {
+                    for prop in props.values_mut() {
+                        *prop = openapi(prop.take());
+                    }
+                }
+            }
+            "items" | "additionalProperties" | "not" => *value = openapi(value.take()),
+            "anyOf" | "oneOf" | "allOf" => {
+                if let Value::Array(list) = value {
+                    for item in list.iter_mut() {
+                        *item = openapi(item.take());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Value::Object(map)
 }
