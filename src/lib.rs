@@ -34,6 +34,7 @@ pub mod jsonnet;
 pub mod kinds;
 pub mod kustomize;
 pub mod limits;
+pub mod live;
 pub mod manifest;
 pub mod names;
 pub mod overlay;

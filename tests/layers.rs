@@ -74,6 +74,11 @@ const LAYERS: &[Layer] = &[
         modules: &["sync", "workspace", "cache", "gitops", "graph"],
     },
     Layer {
+        name: "live",
+        role: "the clusters through kube: status, live diff, live graph",
+        modules: &["live"],
+    },
+    Layer {
         name: "render",
         role: "the rule catalog, assembled from every module, and the render pipeline",
         modules: &["rules", "render"],

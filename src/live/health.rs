@@ -1,0 +1,1 @@
+//! How ready one live object is, read from its `status` alone (no request is made here).

@@ -1,0 +1,6 @@
+//! The clusters, through the Kubernetes API (`kube`): what Config Sync or Argo CD applied from
+//! `rendered/`, whether Config Connector and the workloads are ready and why not
+//! (`kubectl aiml status`), what a server-side apply would change or refuse
+//! (`kubectl aiml diff --live`), and the live colours of `kubectl aiml graph --live`.
+
+pub mod health;
