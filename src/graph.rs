@@ -211,7 +211,8 @@ fn find_edges(items: &[Item<'_>]) -> Vec<Found> {
 
 /// The cluster that applies an object, from its folder: `rendered/<blueprint>/config-connector/`
 /// and `rendered/_sync/{config-connector-host,bootstrap}/` go to the Config Connector host.
-fn plane_of(object: &Object) -> Plane {
+#[must_use]
+pub fn plane_of(object: &Object) -> Plane {
     let inner = object
         .path
         .strip_prefix(&format!("{RENDERED_DIR}/{}/", object.folder))
@@ -581,9 +582,23 @@ fn kueue(items: &[Item<'_>], validate: &[ValidateObject<'_>], index: usize) -> V
 /// A sync object to the folder it syncs: RootSync and RepoSync (`spec.git.dir`,
 /// `spec.oci.dir`), Argo CD Application (`spec.source.path`, `spec.sources[].path`).
 fn sync_target(item: &Item<'_>, index: usize) -> Vec<Found> {
-    let id = &item.object.id;
-    let node = &item.object.node;
-    let mut dirs: Vec<(&str, &str)> = Vec::new();
+    synced_folders(item.object)
+        .into_iter()
+        .map(|(folder, label)| Found {
+            from: index,
+            to: To::Folder(folder),
+            label: label.to_string(),
+        })
+        .collect()
+}
+
+/// The folders a sync object (RootSync, RepoSync, Argo CD Application) syncs, as written
+/// without `./` and a trailing `/`, each with the field that names it; none for other objects.
+#[must_use]
+pub fn synced_folders(object: &Object) -> Vec<(String, &'static str)> {
+    let id = &object.id;
+    let node = &object.node;
+    let mut dirs: Vec<(&str, &'static str)> = Vec::new();
     match (id.group.as_str(), id.kind.as_str()) {
         ("configsync.gke.io", "RootSync" | "RepoSync") => {
             for (path, label) in [
@@ -608,14 +623,13 @@ fn sync_target(item: &Item<'_>, index: usize) -> Vec<Found> {
         _ => {}
     }
     dirs.into_iter()
-        .map(|(dir, label)| Found {
-            from: index,
-            to: To::Folder(
+        .map(|(dir, label)| {
+            (
                 dir.trim_start_matches("./")
                     .trim_end_matches('/')
                     .to_string(),
-            ),
-            label: label.to_string(),
+                label,
+            )
         })
         .collect()
 }

@@ -25,6 +25,12 @@ const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(60);
 pub const MAX_GRAPH_NODES_VAR: &str = "AIML_MAX_GRAPH_NODES";
 const DEFAULT_MAX_GRAPH_NODES: usize = 2_000;
 
+/// Live objects `status` and `diff --live` hold from the clusters before they refuse (a bound
+/// on memory; a 1,000-blueprint fleet has about 50,000): `AIML_MAX_LIVE_OBJECTS`. Default
+/// 1,000,000.
+pub const MAX_LIVE_OBJECTS_VAR: &str = "AIML_MAX_LIVE_OBJECTS";
+const DEFAULT_MAX_LIVE_OBJECTS: usize = 1_000_000;
+
 /// YAML documents in one file. Files are also bounded by size, so this only stops separator
 /// storms (`---` repeated millions of times).
 pub const MAX_DOCUMENTS: usize = 100_000;
@@ -56,6 +62,8 @@ pub struct Limits {
     pub lock_timeout: Duration,
     /// Most nodes `graph` draws.
     pub max_graph_nodes: usize,
+    /// Most live objects held from the clusters.
+    pub max_live_objects: usize,
 }
 
 impl Default for Limits {
@@ -65,6 +73,7 @@ impl Default for Limits {
             kustomize_timeout: DEFAULT_KUSTOMIZE_TIMEOUT,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             max_graph_nodes: DEFAULT_MAX_GRAPH_NODES,
+            max_live_objects: DEFAULT_MAX_LIVE_OBJECTS,
         }
     }
 }
@@ -92,17 +101,30 @@ impl Limits {
                 })?;
             }
         }
-        if let Some(value) = var(MAX_GRAPH_NODES_VAR) {
-            limits.max_graph_nodes = value
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or(LimitError {
-                    variable: MAX_GRAPH_NODES_VAR,
-                    value,
-                    expected: "a whole number above zero such as `2000`",
-                })?;
+        for (variable, slot, expected) in [
+            (
+                MAX_GRAPH_NODES_VAR,
+                &mut limits.max_graph_nodes,
+                "a whole number above zero such as `2000`",
+            ),
+            (
+                MAX_LIVE_OBJECTS_VAR,
+                &mut limits.max_live_objects,
+                "a whole number above zero such as `1000000`",
+            ),
+        ] {
+            if let Some(value) = var(variable) {
+                *slot = value
+                    .trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or(LimitError {
+                        variable,
+                        value,
+                        expected,
+                    })?;
+            }
         }
         Ok(limits)
     }

@@ -19,6 +19,11 @@
 //!   namespace: argocd
 //!   project: default
 //!   configConnectorCluster: in-cluster             # Argo CD's name for the Config Connector host
+//! contexts:                                        # kubeconfig contexts `status` and `diff --live` use
+//!   configConnectorHost: admin@host                # default: the current context
+//!   argocd: admin@argo                             # where Applications live; default: the host's
+//!   clusters:                                      # default: GKE's `gke_<project>_<location>_<cluster>`
+//!     my-project/us-west4/sax-cluster: sax-admin
 //! jsonnet:                                         # what Jsonnet blueprints receive (crate::jsonnet)
 //!   extVars: {env: prod}                           # std.extVar('env') == 'prod'
 //!   extCode: {regions: "['us-east5', 'europe-west4']"}  # std.extVar('regions'), a Jsonnet value
@@ -67,6 +72,19 @@ pub struct Settings {
     pub argocd: ArgoCd,
     /// External variables and top-level arguments of Jsonnet blueprints.
     pub jsonnet: crate::jsonnet::Inputs,
+    /// Kubeconfig contexts of the clusters, where GKE's names are not the ones to use.
+    pub contexts: Contexts,
+}
+
+/// `contexts`: which kubeconfig context reaches which cluster (`status`, `diff --live`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Contexts {
+    /// The Config Connector host; `None`: the current context.
+    pub config_connector_host: Option<String>,
+    /// The cluster Argo CD's Applications live on; `None`: the host's context.
+    pub argocd: Option<String>,
+    /// Workload clusters by `project/location/cluster`; others use GKE's context name.
+    pub clusters: std::collections::BTreeMap<String, String>,
 }
 
 impl Settings {
@@ -205,6 +223,19 @@ struct Spec {
     argocd: ArgoCdSpec,
     #[serde(default)]
     jsonnet: JsonnetSpec,
+    #[serde(default)]
+    contexts: ContextsSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ContextsSpec {
+    #[serde(default)]
+    config_connector_host: Option<String>,
+    #[serde(default)]
+    argocd: Option<String>,
+    #[serde(default)]
+    clusters: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -335,6 +366,63 @@ fn branch_name(name: &str) -> Result<(), &'static str> {
         false => Err(
             "git refuses it (`..`, `@{`, `~^:?*[\\`, a leading `.` or a trailing `.lock` or `/`)",
         ),
+    }
+}
+
+/// `contexts`: each a context name (kubeconfig allows almost anything but nothing empty or
+/// with control characters), each cluster key `project/location/cluster`.
+fn check_contexts(
+    contexts: &ContextsSpec,
+    at: &dyn Fn(&[&str]) -> Span,
+    found: &mut Vec<Diagnostic>,
+) {
+    let context = |name: &str| !name.is_empty() && !name.chars().any(char::is_control);
+    for (field, value) in [
+        ("configConnectorHost", &contexts.config_connector_host),
+        ("argocd", &contexts.argocd),
+    ] {
+        if let Some(value) = value
+            && !context(value)
+        {
+            found.push(
+                error(
+                    at(&["contexts", field]),
+                    &format!("contexts.{field}"),
+                    format!("`contexts.{field}` is not a kubeconfig context name"),
+                )
+                .expected("a context of your kubeconfig (`kubectl config get-contexts -o name`)"),
+            );
+        }
+    }
+    for (cluster, value) in &contexts.clusters {
+        let parts: Vec<&str> = cluster.split('/').collect();
+        let well_formed = parts.len() == 3
+            && crate::names::project_id(parts[0]).is_ok()
+            && parts[1..]
+                .iter()
+                .all(|part| crate::names::check_dns_label(part).is_ok());
+        if !well_formed {
+            found.push(
+                error(
+                    at(&["contexts", "clusters"]),
+                    "contexts.clusters",
+                    "a key of `contexts.clusters` is not `project/location/cluster`",
+                )
+                .found(crate::diagnostic::sanitize(cluster, 120))
+                .expected(
+                    "e.g. `my-project/us-west4/sax-cluster`, as the blueprint names the cluster",
+                ),
+            );
+        } else if !context(value) {
+            found.push(
+                error(
+                    at(&["contexts", "clusters", cluster]),
+                    &format!("contexts.clusters.{cluster}"),
+                    "not a kubeconfig context name",
+                )
+                .expected("a context of your kubeconfig (`kubectl config get-contexts -o name`)"),
+            );
+        }
     }
 }
 
@@ -533,6 +621,7 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
             );
         }
     }
+    check_contexts(&spec.contexts, &at, &mut found);
     if !found.is_empty() {
         return Err(found);
     }
@@ -557,6 +646,11 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
             ext_code: spec.jsonnet.ext_code,
             tla_vars: spec.jsonnet.tla_vars,
             tla_code: spec.jsonnet.tla_code,
+        },
+        contexts: Contexts {
+            config_connector_host: spec.contexts.config_connector_host,
+            argocd: spec.contexts.argocd,
+            clusters: spec.contexts.clusters,
         },
     })
 }

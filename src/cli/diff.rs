@@ -57,7 +57,7 @@ pub(super) fn run(
     let text = match output {
         Output::Json => report::json(&compared)?,
         Output::Markdown => report::markdown(&compared),
-        Output::Text | Output::Mermaid | Output::Dot => report::text(&compared),
+        Output::Text | Output::Mermaid | Output::Dot | Output::Yaml => report::text(&compared),
     };
     context.printer.out(&text);
     Ok(if options.exit_code && !compared.is_empty() {

@@ -15,6 +15,7 @@ mod progress;
 mod render;
 mod rules;
 mod schema;
+mod status;
 mod validate;
 
 use std::cell::Cell;
@@ -98,6 +99,8 @@ enum Output {
     Mermaid,
     /// Graphviz DOT (`graph` only).
     Dot,
+    /// YAML (`status` only).
+    Yaml,
 }
 
 #[derive(Debug, Subcommand)]
@@ -169,6 +172,26 @@ enum Command {
     Graph {
         /// The blueprint to draw (default: every folder of rendered/, with the sync roots).
         name: Option<String>,
+    },
+    /// Show what the clusters applied of rendered/ and whether it is ready: sync objects
+    /// (synced commit, errors), Config Connector `Ready`, workloads, Kueue admission, nodes.
+    #[command(
+        after_help = "Exit status: 0 everything ready, 1 something not ready or failed, 2 a cluster could not be asked.\n\nExamples:\n  kubectl aiml status                          # every blueprint, one line per cluster\n  kubectl aiml status sax-llama2-70b-v5e-16 -o yaml\n  kubectl aiml status --wait=15m               # after a merge: until ready, or a failure\n  kubectl aiml status --context kind-dev       # one cluster for everything"
+    )]
+    Status {
+        /// Blueprints to show (default: all with rendered output).
+        names: Vec<String>,
+        /// Wait until everything is ready or something failed, at most this long.
+        #[arg(long, value_name = "TIMEOUT", num_args = 0..=1, default_missing_value = "10m", value_parser = status::parse_duration)]
+        wait: Option<std::time::Duration>,
+        /// The kubeconfig context to use for every cluster (default: the current context for
+        /// the Config Connector host, `gke_<project>_<location>_<cluster>` for workload
+        /// clusters, or what `aiml.yaml`'s `contexts` says).
+        #[arg(long, value_name = "NAME")]
+        context: Option<String>,
+        /// How long one cluster may take to answer.
+        #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = status::parse_duration)]
+        request_timeout: std::time::Duration,
     },
     /// List blueprint kinds and the repository's blueprints.
     #[command(
@@ -326,6 +349,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             "`-o mermaid` and `-o dot` are for `kubectl aiml graph`; use `-o text` or `-o json`"
         );
     }
+    if cli.global.output == Output::Yaml && !matches!(cli.command, Command::Status { .. }) {
+        anyhow::bail!("`-o yaml` is for `kubectl aiml status`; use `-o text` or `-o json`");
+    }
     if is_graph && cli.global.output == Output::Json {
         anyhow::bail!("`kubectl aiml graph` prints `-o mermaid` (the default) or `-o dot`");
     }
@@ -407,6 +433,23 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             },
         ),
         Command::Graph { name } => graph::run(&context, output, name.as_deref()),
+        Command::Status {
+            names,
+            wait,
+            context: kube_context,
+            request_timeout,
+        } => status::run(
+            &context,
+            output,
+            &status::Options {
+                names,
+                wait,
+                clusters: aiml::live::clusters::Options {
+                    context: kube_context,
+                    timeout: request_timeout,
+                },
+            },
+        ),
         Command::Blueprints { schema: Some(kind) } => blueprints::schema(&context, &kind),
         Command::Blueprints { schema: None } => blueprints::list(&context),
         Command::Rules { id } => rules::run(&context, id.as_deref()),

@@ -135,6 +135,13 @@ impl Repo {
         })
     }
 
+    /// The full id of the commit `HEAD` points at (`None` without commits).
+    #[must_use]
+    pub fn head_commit(&self) -> Option<String> {
+        let commit = self.repo.head().ok()?.peel_to_commit().ok()?;
+        Some(commit.id().to_string())
+    }
+
     /// The tree of `rev` (`None` for `HEAD` of a repository without commits).
     pub fn tree_at(&self, rev: &str) -> Result<Option<git2::Tree<'_>>, GitError> {
         if rev == "HEAD" && self.repo.head().is_err() {

@@ -64,6 +64,15 @@ fn missing() -> Option<String> {
     None
 }
 
+/// Who a kubeconfig context authenticates as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum User {
+    /// In `system:masters`: may do anything.
+    Admin,
+    /// `aiml-test-viewer`, in no group: may do nothing RBAC does not grant.
+    Viewer,
+}
+
 /// A running etcd and kube-apiserver, and a kubeconfig for a `system:masters` client.
 pub struct ApiServer {
     apiserver: Child,
@@ -188,6 +197,55 @@ impl ApiServer {
     /// The temporary folder everything lives in.
     pub fn root(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Writes a kubeconfig at `path` with one context per `(name, user)` (the user is
+    /// [`User::Admin`] or [`User::Viewer`]), all reaching this server unless `port` names
+    /// another (a closed port: an unreachable cluster), and `current` as the current context.
+    pub fn write_kubeconfig_with(
+        &self,
+        path: &Path,
+        contexts: &[(&str, User)],
+        current: &str,
+        port: Option<u16>,
+    ) {
+        let pki = self.dir.path().join("pki");
+        let server = match port {
+            Some(port) => format!("https://127.0.0.1:{port}"),
+            None => self.server_url(),
+        };
+        let mut text = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: aiml-test\n  cluster:\n    server: {server}\n    certificate-authority: {}\nusers:\n",
+            pki.join("ca.crt").display()
+        );
+        for user in ["admin", "viewer"] {
+            text.push_str(&format!(
+                "- name: {user}\n  user:\n    client-certificate: {}\n    client-key: {}\n",
+                pki.join(format!("{user}.crt")).display(),
+                pki.join(format!("{user}.key")).display()
+            ));
+        }
+        text.push_str("contexts:\n");
+        for (name, user) in contexts {
+            let user = match user {
+                User::Admin => "admin",
+                User::Viewer => "viewer",
+            };
+            text.push_str(&format!(
+                "- name: \"{name}\"\n  context:\n    cluster: aiml-test\n    user: {user}\n"
+            ));
+        }
+        text.push_str(&format!("current-context: \"{current}\"\n"));
+        std::fs::write(path, text).expect("write kubeconfig");
+    }
+
+    /// `https://127.0.0.1:PORT`.
+    pub fn server_url(&self) -> String {
+        let text = std::fs::read_to_string(self.kubeconfig()).expect("kubeconfig");
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix("server: "))
+            .expect("server line")
+            .to_string()
     }
 
     fn write_kubeconfig(&self, port: u16) {
@@ -354,9 +412,12 @@ fn certificates(root: &Path) {
     )
     .expect("write ext");
     std::fs::write(pki.join("admin.ext"), "extendedKeyUsage=clientAuth\n").expect("write ext");
+    std::fs::write(pki.join("viewer.ext"), "extendedKeyUsage=clientAuth\n").expect("write ext");
     for (name, subject) in [
         ("server", "/CN=kube-apiserver"),
         ("admin", "/O=system:masters/CN=aiml-test-admin"),
+        // A user no RBAC rule names: every request it makes is forbidden until a test grants it.
+        ("viewer", "/CN=aiml-test-viewer"),
     ] {
         let (key, csr, crt, ext) = (
             format!("{name}.key"),
