@@ -727,11 +727,18 @@ fn config_sync(object: &Value, head: Option<&str>) -> (Health, Synced) {
     let health = if let Some(c) = condition(object, "Stalled").filter(Cond::is_true) {
         Health::failed(c.reason.unwrap_or("Stalled"), c.message)
     } else if let Some(first) = synced.errors.first() {
-        let mut health = Health::with(State::Failed, first.code.as_deref(), Some(&first.message));
-        if synced.errors.len() > 1 {
-            health = health.detail(format!("{} errors", synced.errors.len()));
+        let health = Health::with(State::Failed, first.code.as_deref(), Some(&first.message));
+        // Config Sync truncates its lists; the summary counts them all.
+        let total = ["source", "rendering", "sync"]
+            .iter()
+            .filter_map(|stage| int_at(object, &format!("/status/{stage}/errorSummary/totalCount")))
+            .fold(0i64, i64::saturating_add)
+            .max(synced.errors.len() as i64);
+        if total > 1 {
+            health.detail(format!("{total} errors"))
+        } else {
+            health
         }
-        health
     } else if stale(object) {
         Health::progressing(None, None).detail(NOT_RECONCILED)
     } else if let Some(c) = ["Reconciling", "Syncing"]
@@ -1179,6 +1186,10 @@ mod tests {
         assert!(synced.errors.iter().all(|e| e.message.chars().count() == MAX_MESSAGE));
         assert_eq!(health.message.map(|m| m.chars().count()), Some(MAX_MESSAGE));
         assert_eq!(health.detail.as_deref(), Some("20 errors"));
+        let summary = json!({"sync": [{"code": "2009", "errorMessage": "KNV2009: a"}]});
+        let mut truncated = root_sync(summary, &[]);
+        truncated["status"]["sync"]["errorSummary"] = json!({"totalCount": 1234, "truncated": true});
+        assert_eq!(show(&sync_root("RootSync", &truncated, None).0), "failed KNV2009: KNV2009: a [1234 errors]");
     }
 
     #[test]
@@ -1350,6 +1361,8 @@ mod tests {
         health.state != State::Missing
             && health.message.as_ref().is_none_or(|m| m.chars().count() <= MAX_MESSAGE)
             && health.reason.as_ref().is_none_or(|r| r.chars().count() <= MAX_WORD)
+            // Details join a few cut names and numbers: bounded, whatever the object holds.
+            && health.detail.as_ref().is_none_or(|d| d.chars().count() <= 3 * MAX_MESSAGE)
     }
 
     proptest! {
