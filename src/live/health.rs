@@ -192,25 +192,23 @@ pub fn node_pool(nodes: &[&Value], expected_topology: Option<&str>) -> Health {
     let mut detail = format!("{ready}/{} nodes ready", nodes.len());
     let accelerator = ACCELERATOR_LABELS
         .iter()
-        .find_map(|label| label_of(first, label));
+        .find_map(|label| label_of(first, label).map(|l| cut(l, MAX_WORD)));
     if let Some(accelerator) = accelerator {
         detail.push_str(&format!(", {accelerator}"));
-        if let Some(topology) = label_of(first, TPU_TOPOLOGY) {
+        if let Some(topology) = label_of(first, TPU_TOPOLOGY).map(|t| cut(t, MAX_WORD)) {
             detail.push_str(&format!(" {topology}"));
         }
     }
     if let Some(expected) = expected_topology {
-        let wrong: Vec<&&Value> = nodes
-            .iter()
-            .filter(|node| label_of(node, TPU_TOPOLOGY).as_deref() != Some(expected))
-            .collect();
-        if let Some(node) = wrong.first() {
+        let differs = |node: &&&Value| label_of(node, TPU_TOPOLOGY) != Some(expected);
+        let wrong = nodes.iter().filter(differs).count();
+        if let Some(node) = nodes.iter().find(differs) {
             let name = word_at(node, "/metadata/name").unwrap_or_default();
-            let found = label_of(node, TPU_TOPOLOGY).unwrap_or_else(|| "none".into());
+            let found = cut(label_of(node, TPU_TOPOLOGY).unwrap_or("none"), MAX_WORD);
             let expected = cut(expected, MAX_WORD);
             let mut message = format!("node {name} has TPU topology {found}, expected {expected}");
-            if wrong.len() > 1 {
-                message.push_str(&format!(" (and {} more nodes)", wrong.len() - 1));
+            if wrong > 1 {
+                message.push_str(&format!(" (and {} more nodes)", wrong - 1));
             }
             return Health::failed("TopologyMismatch", Some(&message)).detail(detail);
         }
@@ -314,12 +312,12 @@ fn int_at(object: &Value, pointer: &str) -> Option<i64> {
     object.pointer(pointer).and_then(Value::as_i64)
 }
 
-fn label_of(node: &Value, label: &str) -> Option<String> {
+/// A node's label (label keys hold `/`, so no JSON pointer reaches them).
+fn label_of<'a>(node: &'a Value, label: &str) -> Option<&'a str> {
     node.get("metadata")
         .and_then(|m| m.get("labels"))
         .and_then(|l| l.get(label))
         .and_then(Value::as_str)
-        .map(|s| cut(s, MAX_WORD))
 }
 
 /// A string or number (Kubernetes quantities may be either), cut to [`MAX_WORD`].
