@@ -84,9 +84,7 @@ pub fn assess(group: &str, kind: &str, object: &Value) -> Health {
         return config_connector(object);
     }
     match (group, kind) {
-        ("apps", "Deployment") => deployment(object),
-        ("apps", "StatefulSet") => stateful_set(object),
-        ("apps", "DaemonSet") => daemon_set(object),
+        ("apps", "Deployment" | "StatefulSet" | "DaemonSet") => apps(object, kind),
         ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => leader_worker_set(object),
         ("jobset.x-k8s.io", "JobSet") => job_set(object),
         ("batch", "Job") => job(object),
@@ -194,25 +192,23 @@ pub fn node_pool(nodes: &[&Value], expected_topology: Option<&str>) -> Health {
     let mut detail = format!("{ready}/{} nodes ready", nodes.len());
     let accelerator = ACCELERATOR_LABELS
         .iter()
-        .find_map(|label| label_of(first, label));
+        .find_map(|label| label_of(first, label).map(|l| cut(l, MAX_WORD)));
     if let Some(accelerator) = accelerator {
         detail.push_str(&format!(", {accelerator}"));
-        if let Some(topology) = label_of(first, TPU_TOPOLOGY) {
+        if let Some(topology) = label_of(first, TPU_TOPOLOGY).map(|t| cut(t, MAX_WORD)) {
             detail.push_str(&format!(" {topology}"));
         }
     }
     if let Some(expected) = expected_topology {
-        let wrong: Vec<&&Value> = nodes
-            .iter()
-            .filter(|node| label_of(node, TPU_TOPOLOGY).as_deref() != Some(expected))
-            .collect();
-        if let Some(node) = wrong.first() {
+        let differs = |node: &&&Value| label_of(node, TPU_TOPOLOGY) != Some(expected);
+        let wrong = nodes.iter().filter(differs).count();
+        if let Some(node) = nodes.iter().find(differs) {
             let name = word_at(node, "/metadata/name").unwrap_or_default();
-            let found = label_of(node, TPU_TOPOLOGY).unwrap_or_else(|| "none".into());
+            let found = cut(label_of(node, TPU_TOPOLOGY).unwrap_or("none"), MAX_WORD);
             let expected = cut(expected, MAX_WORD);
             let mut message = format!("node {name} has TPU topology {found}, expected {expected}");
-            if wrong.len() > 1 {
-                message.push_str(&format!(" (and {} more nodes)", wrong.len() - 1));
+            if wrong > 1 {
+                message.push_str(&format!(" (and {} more nodes)", wrong - 1));
             }
             return Health::failed("TopologyMismatch", Some(&message)).detail(detail);
         }
@@ -316,12 +312,12 @@ fn int_at(object: &Value, pointer: &str) -> Option<i64> {
     object.pointer(pointer).and_then(Value::as_i64)
 }
 
-fn label_of(node: &Value, label: &str) -> Option<String> {
+/// A node's label (label keys hold `/`, so no JSON pointer reaches them).
+fn label_of<'a>(node: &'a Value, label: &str) -> Option<&'a str> {
     node.get("metadata")
         .and_then(|m| m.get("labels"))
         .and_then(|l| l.get(label))
         .and_then(Value::as_str)
-        .map(|s| cut(s, MAX_WORD))
 }
 
 /// A string or number (Kubernetes quantities may be either), cut to [`MAX_WORD`].
@@ -414,65 +410,48 @@ fn rollout_blocked(object: &Value) -> Option<Health> {
     deadline.map(|c| Health::failed("ProgressDeadlineExceeded", c.message))
 }
 
-/// Ready when `have` reaches `want` and every replica runs the latest template.
-fn replicas(have: i64, want: i64, updated: i64, noun: &str) -> Health {
+/// Deployment, StatefulSet, DaemonSet: ready when every replica is updated and available.
+fn apps(object: &Value, kind: &str) -> Health {
+    if let Some(blocked) = rollout_blocked(object) {
+        return blocked;
+    }
+    let int = |pointer: &str| int_at(object, pointer).unwrap_or(0);
+    let want = int_at(object, "/spec/replicas").unwrap_or(1);
+    let (want, have, updated, noun) = match kind {
+        "DaemonSet" => (
+            int("/status/desiredNumberScheduled"),
+            int("/status/numberAvailable"),
+            int("/status/updatedNumberScheduled"),
+            "pods available",
+        ),
+        "StatefulSet" => (
+            want,
+            int("/status/readyReplicas"),
+            int("/status/updatedReplicas"),
+            "replicas ready",
+        ),
+        _ => (
+            want,
+            int("/status/availableReplicas"),
+            int("/status/updatedReplicas"),
+            "replicas available",
+        ),
+    };
+    // OnDelete and partitioned rollouts update only when someone deletes pods or moves the
+    // partition: the replicas being ready is all there is to wait for.
+    let manual = str_at(object, "/spec/updateStrategy/type") == Some("OnDelete")
+        || int("/spec/updateStrategy/rollingUpdate/partition") > 0;
     let detail = format!("{have}/{want} {noun}");
-    if updated < want {
+    let old = int("/status/replicas").saturating_sub(updated);
+    if !manual && updated < want {
         Health::progressing(None, None).detail(format!("{detail}, {updated} updated"))
+    } else if kind == "Deployment" && old > 0 {
+        Health::progressing(None, None).detail(format!("{detail}, {old} old replicas terminating"))
     } else if have < want {
         Health::progressing(None, None).detail(detail)
     } else {
         Health::ready(Some(detail))
     }
-}
-
-fn deployment(object: &Value) -> Health {
-    if let Some(blocked) = rollout_blocked(object) {
-        return blocked;
-    }
-    let want = int_at(object, "/spec/replicas").unwrap_or(1);
-    let total = int_at(object, "/status/replicas").unwrap_or(0);
-    let updated = int_at(object, "/status/updatedReplicas").unwrap_or(0);
-    let available = int_at(object, "/status/availableReplicas").unwrap_or(0);
-    if total > updated && updated >= want {
-        let old = total.saturating_sub(updated);
-        return Health::progressing(None, None).detail(format!(
-            "{available}/{want} replicas available, {old} old replicas terminating"
-        ));
-    }
-    replicas(available, want, updated, "replicas available")
-}
-
-fn stateful_set(object: &Value) -> Health {
-    if let Some(blocked) = rollout_blocked(object) {
-        return blocked;
-    }
-    let want = int_at(object, "/spec/replicas").unwrap_or(1);
-    let ready = int_at(object, "/status/readyReplicas").unwrap_or(0);
-    // OnDelete and partitioned rollouts update only when someone deletes pods or moves the
-    // partition: the replicas being ready is all there is to wait for.
-    let waits_for_update = str_at(object, "/spec/updateStrategy/type") != Some("OnDelete")
-        && int_at(object, "/spec/updateStrategy/rollingUpdate/partition").unwrap_or(0) == 0;
-    let updated = if waits_for_update {
-        int_at(object, "/status/updatedReplicas").unwrap_or(0)
-    } else {
-        want
-    };
-    replicas(ready, want, updated, "replicas ready")
-}
-
-fn daemon_set(object: &Value) -> Health {
-    if let Some(blocked) = rollout_blocked(object) {
-        return blocked;
-    }
-    let want = int_at(object, "/status/desiredNumberScheduled").unwrap_or(0);
-    let available = int_at(object, "/status/numberAvailable").unwrap_or(0);
-    let updated = if str_at(object, "/spec/updateStrategy/type") == Some("OnDelete") {
-        want
-    } else {
-        int_at(object, "/status/updatedNumberScheduled").unwrap_or(0)
-    };
-    replicas(available, want, updated, "pods available")
 }
 
 fn leader_worker_set(object: &Value) -> Health {
@@ -746,11 +725,18 @@ fn config_sync(object: &Value, head: Option<&str>) -> (Health, Synced) {
     let health = if let Some(c) = condition(object, "Stalled").filter(Cond::is_true) {
         Health::failed(c.reason.unwrap_or("Stalled"), c.message)
     } else if let Some(first) = synced.errors.first() {
-        let mut health = Health::with(State::Failed, first.code.as_deref(), Some(&first.message));
-        if synced.errors.len() > 1 {
-            health = health.detail(format!("{} errors", synced.errors.len()));
+        let health = Health::with(State::Failed, first.code.as_deref(), Some(&first.message));
+        // Config Sync truncates its lists; the summary counts them all.
+        let total = ["source", "rendering", "sync"]
+            .iter()
+            .filter_map(|stage| int_at(object, &format!("/status/{stage}/errorSummary/totalCount")))
+            .fold(0i64, i64::saturating_add)
+            .max(synced.errors.len() as i64);
+        if total > 1 {
+            health.detail(format!("{total} errors"))
+        } else {
+            health
         }
-        health
     } else if stale(object) {
         Health::progressing(None, None).detail(NOT_RECONCILED)
     } else if let Some(c) = ["Reconciling", "Syncing"]
@@ -852,312 +838,177 @@ fn argo_application(object: &Value, head: Option<&str>) -> (Health, Synced) {
     (state, synced)
 }
 
+// The tests are tables: one object and the line it shows as per row reads best unwrapped.
+#[rustfmt::skip]
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
 
-    fn health(
-        state: State,
-        reason: Option<&str>,
-        message: Option<&str>,
-        detail: Option<&str>,
-    ) -> Health {
-        Health {
-            state,
-            reason: reason.map(str::to_owned),
-            message: message.map(str::to_owned),
-            detail: detail.map(str::to_owned),
+    /// One line per result, to compare with a literal: `state reason: message [detail]`.
+    fn show(health: &Health) -> String {
+        let mut out = format!("{:?}", health.state).to_lowercase();
+        if let Some(reason) = &health.reason {
+            out.push_str(&format!(" {reason}"));
+        }
+        if let Some(message) = &health.message {
+            out.push_str(&format!(": {message}"));
+        }
+        if let Some(detail) = &health.detail {
+            out.push_str(&format!(" [{detail}]"));
+        }
+        out
+    }
+
+    /// Each object of `cases`, assessed as `group`/`kind`, shows as its line.
+    fn check(group: &str, kind: &str, cases: &[(Value, &str)]) {
+        for (object, want) in cases {
+            assert_eq!(show(&assess(group, kind, object)), *want, "{object}");
         }
     }
 
-    fn ready(detail: Option<&str>) -> Health {
-        health(State::Ready, None, None, detail)
-    }
-
-    fn progressing(detail: &str) -> Health {
-        health(State::Progressing, None, None, Some(detail))
-    }
-
-    /// An object with `generation` 2 and the given status.
-    fn with_status(spec: Value, status: Value) -> Value {
+    /// An object at `generation` 2 whose controller has seen it.
+    fn seen(spec: Value, mut status: Value) -> Value {
+        status["observedGeneration"] = json!(2);
         json!({"metadata": {"name": "x", "generation": 2}, "spec": spec, "status": status})
     }
 
     fn conditions(list: Value) -> Value {
-        with_status(
-            json!({}),
-            json!({"observedGeneration": 2, "conditions": list}),
-        )
+        seen(json!({}), json!({"conditions": list}))
+    }
+
+    fn cond(kind: &str, status: &str, reason: &str, message: &str) -> Value {
+        json!({"type": kind, "status": status, "reason": reason, "message": message})
     }
 
     #[test]
     fn cut_keeps_short_text_and_cuts_long_text_on_a_character() {
-        assert_eq!(cut("short", 10), "short");
         assert_eq!(cut("exactly10!", 10), "exactly10!");
-        let long = "é".repeat(1000);
-        let kept = cut(&long, MAX_MESSAGE);
+        assert_eq!(cut("eleven char", 10), "eleven ch…");
+        let kept = cut(&"é".repeat(1000), MAX_MESSAGE);
         assert_eq!(kept.chars().count(), MAX_MESSAGE);
         assert!(kept.ends_with("é…"));
     }
 
     #[test]
-    fn state_and_health_serialize_for_json_output() {
-        let failed = health(State::Failed, Some("UpdateFailed"), Some("boom"), None);
-        assert_eq!(
-            serde_json::to_value(&failed).unwrap(),
-            json!({"state": "failed", "reason": "UpdateFailed", "message": "boom"})
-        );
-        assert_eq!(
-            serde_json::to_value(State::Missing).unwrap(),
-            json!("missing")
-        );
-        assert_eq!(
-            serde_json::to_value(Synced::default()).unwrap(),
-            json!({"commit": null, "at_head": null, "errors": []})
-        );
+    fn health_serializes_for_json_output() {
+        let failed = Health::failed("UpdateFailed", Some("boom"));
+        let want = json!({"state": "failed", "reason": "UpdateFailed", "message": "boom"});
+        assert_eq!(serde_json::to_value(&failed).unwrap(), want);
+        assert_eq!(serde_json::to_value(State::Missing).unwrap(), json!("missing"));
     }
 
     #[test]
     fn config_connector_ready_condition() {
-        let object = |reason: &str, status: &str| {
-            conditions(json!([{"type": "Ready", "status": status, "reason": reason,
-                "message": format!("{reason} message")}]))
-        };
-        let iam = "iam.cnrm.cloud.google.com";
-        assert_eq!(
-            assess(iam, "IAMPolicyMember", &object("UpToDate", "True")),
-            ready(None)
-        );
-        for failed in [
-            "UpdateFailed",
-            "DependencyInvalid",
-            "ManagementConflict",
-            "Unmanaged",
-        ] {
-            let got = assess(
-                "container.cnrm.cloud.google.com",
-                "ContainerNodePool",
-                &object(failed, "False"),
-            );
-            let message = format!("{failed} message");
-            assert_eq!(
-                got,
-                health(State::Failed, Some(failed), Some(&message), None)
-            );
-        }
-        for waiting in ["DependencyNotReady", "DependencyNotFound", "Updating"] {
-            let got = assess(iam, "IAMServiceAccount", &object(waiting, "False"));
-            let message = format!("{waiting} message");
-            assert_eq!(
-                got,
-                health(State::Progressing, Some(waiting), Some(&message), None)
-            );
-        }
-        let mut stale = object("UpdateFailed", "False");
+        let ready = |status: &str, reason: &str| conditions(json!([cond("Ready", status, reason, "m")]));
+        let mut stale = ready("False", "UpdateFailed");
         stale["status"]["observedGeneration"] = json!(1);
-        assert_eq!(
-            assess(iam, "IAMPolicy", &stale),
-            progressing(NOT_RECONCILED)
-        );
-        let fresh = with_status(json!({}), json!({}));
-        assert_eq!(
-            assess("cnrm.cloud.google.com", "Any", &fresh),
-            progressing(NOT_RECONCILED)
-        );
+        check("iam.cnrm.cloud.google.com", "IAMPolicyMember", &[
+            (ready("True", "UpToDate"), "ready"),
+            (ready("False", "UpdateFailed"), "failed UpdateFailed: m"),
+            (ready("False", "DependencyInvalid"), "failed DependencyInvalid: m"),
+            (ready("False", "ManagementConflict"), "failed ManagementConflict: m"),
+            (ready("False", "Unmanaged"), "failed Unmanaged: m"),
+            (ready("False", "DependencyNotReady"), "progressing DependencyNotReady: m"),
+            (ready("False", "DependencyNotFound"), "progressing DependencyNotFound: m"),
+            (ready("False", "Updating"), "progressing Updating: m"),
+            (stale, "progressing [not reconciled yet]"),
+            (seen(json!({}), json!({})), "progressing [not reconciled yet]"),
+        ]);
+        check("cnrm.cloud.google.com", "Any", &[(ready("False", "CreateFailed"), "failed CreateFailed: m")]);
     }
 
-    fn deployment_object(updated: i64, available: i64, total: i64) -> Value {
-        with_status(
-            json!({"replicas": 3}),
-            json!({"observedGeneration": 2, "replicas": total, "updatedReplicas": updated,
-                "readyReplicas": available, "availableReplicas": available,
-                "conditions": [{"type": "Available", "status": "True"},
-                    {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}]}),
-        )
+    fn deployment(updated: i64, available: i64, total: i64, progressing: Value) -> Value {
+        seen(json!({"replicas": 3}), json!({"replicas": total, "updatedReplicas": updated,
+            "readyReplicas": available, "availableReplicas": available, "conditions": [progressing]}))
     }
 
     #[test]
     fn deployment_rollout() {
-        let assess = |object: &Value| assess("apps", "Deployment", object);
-        assert_eq!(
-            assess(&deployment_object(3, 3, 3)),
-            ready(Some("3/3 replicas available"))
-        );
-        assert_eq!(
-            assess(&deployment_object(1, 3, 4)),
-            progressing("3/3 replicas available, 1 updated")
-        );
-        assert_eq!(
-            assess(&deployment_object(3, 2, 4)),
-            progressing("2/3 replicas available, 1 old replicas terminating")
-        );
-        assert_eq!(
-            assess(&deployment_object(3, 2, 3)),
-            progressing("2/3 replicas available")
-        );
-        let mut stuck = deployment_object(1, 2, 3);
-        stuck["status"]["conditions"][1] = json!({"type": "Progressing", "status": "False",
-            "reason": "ProgressDeadlineExceeded", "message": "ReplicaSet \"web-5d\" has timed out progressing."});
-        assert_eq!(
-            assess(&stuck),
-            health(
-                State::Failed,
-                Some("ProgressDeadlineExceeded"),
-                Some("ReplicaSet \"web-5d\" has timed out progressing."),
-                None
-            )
-        );
-        let mut quota = deployment_object(1, 2, 3);
-        quota["status"]["conditions"][0] = json!({"type": "ReplicaFailure", "status": "True",
-            "reason": "FailedCreate", "message": "exceeded quota"});
-        assert_eq!(
-            assess(&quota),
-            health(
-                State::Failed,
-                Some("FailedCreate"),
-                Some("exceeded quota"),
-                None
-            )
-        );
-        let mut stale = deployment_object(3, 3, 3);
+        let fine = cond("Progressing", "True", "NewReplicaSetAvailable", "done");
+        let deadline = cond("Progressing", "False", "ProgressDeadlineExceeded", "RS web-5d timed out");
+        let quota = cond("ReplicaFailure", "True", "FailedCreate", "exceeded quota");
+        let mut stale = deployment(3, 3, 3, fine.clone());
         stale["status"]["observedGeneration"] = json!(1);
-        assert_eq!(assess(&stale), progressing(NOT_RECONCILED));
-        let new = json!({"metadata": {"generation": 1}, "spec": {"replicas": 1}});
-        assert_eq!(assess(&new), progressing(NOT_RECONCILED));
+        check("apps", "Deployment", &[
+            (deployment(3, 3, 3, fine.clone()), "ready [3/3 replicas available]"),
+            (deployment(1, 3, 4, fine.clone()), "progressing [3/3 replicas available, 1 updated]"),
+            (deployment(3, 2, 4, fine.clone()), "progressing [2/3 replicas available, 1 old replicas terminating]"),
+            (deployment(3, 2, 3, fine), "progressing [2/3 replicas available]"),
+            (deployment(1, 2, 3, deadline), "failed ProgressDeadlineExceeded: RS web-5d timed out"),
+            (deployment(1, 2, 3, quota), "failed FailedCreate: exceeded quota"),
+            (stale, "progressing [not reconciled yet]"),
+            (json!({"metadata": {"generation": 1}, "spec": {}}), "progressing [not reconciled yet]"),
+        ]);
     }
 
     #[test]
     fn stateful_and_daemon_sets() {
-        let sts = |ready: i64, updated: i64, partition: i64| {
-            let spec = json!({"replicas": 2, "updateStrategy": {"type": "RollingUpdate",
-                "rollingUpdate": {"partition": partition}}});
-            let status = json!({"observedGeneration": 2, "replicas": 2, "readyReplicas": ready,
-                "updatedReplicas": updated, "currentRevision": "a", "updateRevision": "b"});
-            assess("apps", "StatefulSet", &with_status(spec, status))
-        };
-        assert_eq!(sts(2, 2, 0), ready(Some("2/2 replicas ready")));
-        assert_eq!(sts(2, 1, 0), progressing("2/2 replicas ready, 1 updated"));
-        assert_eq!(sts(2, 1, 1), ready(Some("2/2 replicas ready")));
-        assert_eq!(sts(1, 2, 0), progressing("1/2 replicas ready"));
-        let ds = |available: i64, updated: i64| {
-            let status = json!({"observedGeneration": 2, "desiredNumberScheduled": 4,
-                "numberAvailable": available, "updatedNumberScheduled": updated, "numberReady": available});
-            assess("apps", "DaemonSet", &with_status(json!({}), status))
-        };
-        assert_eq!(ds(4, 4), ready(Some("4/4 pods available")));
-        assert_eq!(ds(3, 4), progressing("3/4 pods available"));
-        assert_eq!(ds(4, 2), progressing("4/4 pods available, 2 updated"));
+        let sts = |ready: i64, updated: i64, partition: i64| seen(
+            json!({"replicas": 2, "updateStrategy": {"rollingUpdate": {"partition": partition}}}),
+            json!({"replicas": 2, "readyReplicas": ready, "updatedReplicas": updated}));
+        check("apps", "StatefulSet", &[
+            (sts(2, 2, 0), "ready [2/2 replicas ready]"),
+            (sts(2, 1, 0), "progressing [2/2 replicas ready, 1 updated]"),
+            (sts(2, 1, 1), "ready [2/2 replicas ready]"),
+            (sts(1, 2, 0), "progressing [1/2 replicas ready]"),
+        ]);
+        let ds = |available: i64, updated: i64, strategy: &str| seen(
+            json!({"updateStrategy": {"type": strategy}}),
+            json!({"desiredNumberScheduled": 4, "numberAvailable": available, "updatedNumberScheduled": updated}));
+        check("apps", "DaemonSet", &[
+            (ds(4, 4, "RollingUpdate"), "ready [4/4 pods available]"),
+            (ds(3, 4, "RollingUpdate"), "progressing [3/4 pods available]"),
+            (ds(4, 2, "RollingUpdate"), "progressing [4/4 pods available, 2 updated]"),
+            (ds(4, 2, "OnDelete"), "ready [4/4 pods available]"),
+        ]);
     }
 
     #[test]
     fn leader_worker_set_conditions() {
-        let lws = |list: Value, ready: i64| {
-            let status = json!({"observedGeneration": 2, "readyReplicas": ready, "replicas": 2,
-                "updatedReplicas": 2, "conditions": list});
-            assess(
-                "leaderworkerset.x-k8s.io",
-                "LeaderWorkerSet",
-                &with_status(json!({"replicas": 2}), status),
-            )
-        };
-        let available = json!({"type": "Available", "status": "True", "reason": "AllGroupsReady"});
-        assert_eq!(lws(json!([available]), 2), ready(Some("2/2 groups ready")));
-        let updating = json!({"type": "UpdateInProgress", "status": "True", "reason": "GroupsUpdating",
-            "message": "Rolling Upgrade is in progress"});
-        assert_eq!(
-            lws(json!([available, updating]), 1),
-            health(
-                State::Progressing,
-                Some("GroupsUpdating"),
-                Some("Rolling Upgrade is in progress"),
-                Some("1/2 groups ready")
-            )
-        );
-        let starting = json!([{"type": "Progressing", "status": "True", "reason": "GroupsProgressing",
-            "message": "Replicas are progressing"}]);
-        assert_eq!(
-            lws(starting, 0),
-            health(
-                State::Progressing,
-                Some("GroupsProgressing"),
-                Some("Replicas are progressing"),
-                Some("0/2 groups ready")
-            )
-        );
+        let lws = |ready: i64, list: Value| seen(json!({"replicas": 2}), json!({"readyReplicas": ready, "conditions": list}));
+        let available = cond("Available", "True", "AllGroupsReady", "All replicas are ready");
+        let updating = cond("UpdateInProgress", "True", "GroupsUpdating", "Rolling Upgrade is in progress");
+        let starting = cond("Progressing", "True", "GroupsProgressing", "Replicas are progressing");
+        check("leaderworkerset.x-k8s.io", "LeaderWorkerSet", &[
+            (lws(2, json!([available.clone()])), "ready [2/2 groups ready]"),
+            (lws(1, json!([available, updating])), "progressing GroupsUpdating: Rolling Upgrade is in progress [1/2 groups ready]"),
+            (lws(0, json!([starting])), "progressing GroupsProgressing: Replicas are progressing [0/2 groups ready]"),
+        ]);
     }
 
     #[test]
     fn job_set_states() {
         let spec = json!({"replicatedJobs": [{"name": "slice", "replicas": 2}, {"name": "driver", "replicas": 1}]});
-        let jobset = |status: Value| {
-            assess(
-                "jobset.x-k8s.io",
-                "JobSet",
-                &with_status(spec.clone(), status),
-            )
-        };
-        let failed = json!({"conditions": [{"type": "Failed", "status": "True", "reason": "FailedJobs",
-            "message": "jobset failed due to reaching max number of restarts"}], "terminalState": "Failed"});
-        assert_eq!(
-            jobset(failed),
-            health(
-                State::Failed,
-                Some("FailedJobs"),
-                Some("jobset failed due to reaching max number of restarts"),
-                None
-            )
-        );
-        let done = json!({"conditions": [{"type": "Completed", "status": "True", "reason": "AllJobsCompleted"}]});
-        assert_eq!(jobset(done), ready(Some("completed")));
-        let suspended = json!({"conditions": [{"type": "Suspended", "status": "True", "reason": "SuspendedJobs"}]});
-        assert_eq!(
-            jobset(suspended),
-            health(
-                State::Progressing,
-                Some("SuspendedJobs"),
-                None,
-                Some(SUSPENDED)
-            )
-        );
+        let jobset = |status: Value| json!({"spec": spec, "status": status});
+        let restarts = "jobset failed due to reaching max number of restarts";
         let running = json!({"restarts": 1, "replicatedJobsStatus": [
             {"name": "slice", "ready": 2, "active": 2, "succeeded": 0, "failed": 0, "suspended": 0},
             {"name": "driver", "ready": 0, "active": 1, "succeeded": 0, "failed": 0, "suspended": 0}]});
-        assert_eq!(
-            jobset(running),
-            ready(Some("slice 2/2 ready, driver 0/1 ready, 1 restarts"))
-        );
-        assert_eq!(jobset(json!({})), progressing("no jobs started yet"));
+        check("jobset.x-k8s.io", "JobSet", &[
+            (jobset(json!({"terminalState": "Failed", "conditions": [cond("Failed", "True", "FailedJobs", restarts)]})),
+                "failed FailedJobs: jobset failed due to reaching max number of restarts"),
+            (jobset(json!({"conditions": [cond("Completed", "True", "AllJobsCompleted", "")]})), "ready [completed]"),
+            (jobset(json!({"conditions": [cond("Suspended", "True", "SuspendedJobs", "")]})),
+                "progressing SuspendedJobs [suspended (waiting for admission)]"),
+            (jobset(running), "ready [slice 2/2 ready, driver 0/1 ready, 1 restarts]"),
+            (jobset(json!({})), "progressing [no jobs started yet]"),
+        ]);
     }
 
     #[test]
     fn batch_job_states() {
-        let job = |spec: Value, status: Value| assess("batch", "Job", &with_status(spec, status));
-        let failed = json!({"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
-            "message": "Job has reached the specified backoff limit"}]});
-        assert_eq!(
-            job(json!({}), failed),
-            health(
-                State::Failed,
-                Some("BackoffLimitExceeded"),
-                Some("Job has reached the specified backoff limit"),
-                None
-            )
-        );
-        let complete =
-            json!({"conditions": [{"type": "Complete", "status": "True"}], "succeeded": 1});
-        assert_eq!(job(json!({}), complete), ready(Some("completed")));
-        assert_eq!(
-            job(json!({"suspend": true}), json!({})),
-            progressing(SUSPENDED)
-        );
+        let backoff = "Job has reached the specified backoff limit";
         let running = json!({"startTime": "2026-11-27T10:00:00Z", "active": 3, "succeeded": 1});
-        assert_eq!(
-            job(json!({"completions": 4}), running),
-            ready(Some("3 active, 1/4 succeeded"))
-        );
-        assert_eq!(job(json!({}), json!({})), progressing("not started yet"));
+        check("batch", "Job", &[
+            (json!({"status": {"conditions": [cond("Failed", "True", "BackoffLimitExceeded", backoff)]}}),
+                "failed BackoffLimitExceeded: Job has reached the specified backoff limit"),
+            (json!({"status": {"conditions": [cond("Complete", "True", "", "")]}}), "ready [completed]"),
+            (json!({"spec": {"suspend": true}}), "progressing [suspended (waiting for admission)]"),
+            (json!({"spec": {"completions": 4}, "status": running}), "ready [3 active, 1/4 succeeded]"),
+            (json!({"spec": {}, "status": {}}), "progressing [not started yet]"),
+        ]);
     }
 
     #[test]
@@ -1166,672 +1017,281 @@ mod tests {
             {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}},
             {"type": "Pods", "pods": {"metric": {"name": "queue_depth"}, "target": {"type": "AverageValue", "averageValue": "10"}}},
             {"type": "External", "external": {"metric": {"name": "pubsub"}, "target": {"type": "Value", "value": "100"}}}]});
-        let status = |able: &str, active: &str| {
-            json!({"currentReplicas": 2, "desiredReplicas": 2,
+        let hpa = |able: &str, active: &str| json!({"spec": spec, "status": {"currentReplicas": 2, "desiredReplicas": 2,
             "currentMetrics": [
                 {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 45, "averageValue": "90m"}}},
                 {"type": "Pods", "pods": {"metric": {"name": "queue_depth"}, "current": {"averageValue": "7500m"}}}],
-            "conditions": [
-                {"type": "AbleToScale", "status": able, "reason": "ReadyForNewScale"},
-                {"type": "ScalingActive", "status": active, "reason": "FailedGetResourceMetric",
-                    "message": "the HPA was unable to compute the replica count"}]})
-        };
-        let hpa = |status: Value| {
-            assess(
-                "autoscaling",
-                "HorizontalPodAutoscaler",
-                &with_status(spec.clone(), status),
-            )
-        };
-        let detail = "cpu 45% / target 60%, queue_depth 7500m / target 10, pubsub <unknown> / target 100, 2 replicas (1–4)";
-        assert_eq!(hpa(status("True", "True")), ready(Some(detail)));
-        assert_eq!(
-            hpa(status("True", "False")),
-            health(
-                State::Progressing,
-                Some("FailedGetResourceMetric"),
-                Some("the HPA was unable to compute the replica count"),
-                Some(detail)
-            )
-        );
-        assert_eq!(
-            hpa(status("False", "True")),
-            health(
-                State::Progressing,
-                Some("ReadyForNewScale"),
-                None,
-                Some(detail)
-            )
-        );
+            "conditions": [cond("AbleToScale", able, "ReadyForNewScale", "recommended size matches"),
+                cond("ScalingActive", active, "FailedGetResourceMetric", "unable to get metrics")]}});
+        let detail = "[cpu 45% / target 60%, queue_depth 7500m / target 10, pubsub <unknown> / target 100, 2 replicas (1–4)]";
+        check("autoscaling", "HorizontalPodAutoscaler", &[
+            (hpa("True", "True"), &format!("ready {detail}")),
+            (hpa("True", "False"), &format!("progressing FailedGetResourceMetric: unable to get metrics {detail}")),
+            (hpa("False", "True"), &format!("progressing ReadyForNewScale: recommended size matches {detail}")),
+        ]);
     }
 
     fn workload(status: Value) -> Value {
-        json!({"metadata": {"name": "job-train-1"}, "spec": {"queueName": "tpu", "active": true}, "status": status})
+        json!({"spec": {"queueName": "tpu", "active": true}, "status": status})
     }
 
     #[test]
     fn kueue_workload_admission() {
-        let admitted = workload(
-            json!({"admission": {"clusterQueue": "tpu-v4"}, "conditions": [
-            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
-            {"type": "Admitted", "status": "True", "reason": "Admitted"}]}),
-        );
-        assert_eq!(
-            kueue_workload(&admitted),
-            ready(Some("admitted to ClusterQueue tpu-v4"))
-        );
-        assert_eq!(
-            assess("kueue.x-k8s.io", "Workload", &admitted),
-            kueue_workload(&admitted)
-        );
-        let message = "couldn't assign flavors to pod set main: insufficient unused quota for google.com/tpu in flavor v5e, 16 more needed";
-        let pending = workload(json!({"conditions": [
-            {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": message}]}));
-        assert_eq!(
-            kueue_workload(&pending),
-            health(
-                State::Progressing,
-                Some("Pending"),
-                Some(message),
-                Some("pending")
-            )
-        );
-        let inadmissible = workload(
-            json!({"conditions": [{"type": "QuotaReserved", "status": "False",
-            "reason": "Inadmissible", "message": "LocalQueue tpu doesn't exist"}]}),
-        );
-        assert_eq!(
-            kueue_workload(&inadmissible),
-            health(
-                State::Failed,
-                Some("Inadmissible"),
-                Some("LocalQueue tpu doesn't exist"),
-                Some("inadmissible")
-            )
-        );
-        let checking = workload(
-            json!({"admission": {"clusterQueue": "tpu-v4"}, "conditions": [
-            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
-            {"type": "Admitted", "status": "False", "reason": "UnsatisfiedChecks",
-                "message": "The workload has not all checks ready"}]}),
-        );
-        assert_eq!(
-            kueue_workload(&checking),
-            health(
-                State::Progressing,
-                Some("UnsatisfiedChecks"),
-                Some("The workload has not all checks ready"),
-                Some("quota reserved in ClusterQueue tpu-v4, checks pending")
-            )
-        );
-        assert_eq!(
-            kueue_workload(&workload(json!({}))),
-            progressing("not yet considered by Kueue")
-        );
+        let flavors = "couldn't assign flavors to pod set main: insufficient unused quota for google.com/tpu in flavor v5e";
+        let reserved = cond("QuotaReserved", "True", "QuotaReserved", "Quota reserved in ClusterQueue tpu-v4");
+        let checks = cond("Admitted", "False", "UnsatisfiedChecks", "The workload has not all checks ready");
+        let cases = [
+            (workload(json!({"admission": {"clusterQueue": "tpu-v4"}, "conditions": [reserved, cond("Admitted", "True", "Admitted", "")]})),
+                "ready [admitted to ClusterQueue tpu-v4]".to_owned()),
+            (workload(json!({"conditions": [cond("QuotaReserved", "False", "Pending", flavors)]})),
+                format!("progressing Pending: {flavors} [pending]")),
+            (workload(json!({"conditions": [cond("QuotaReserved", "False", "Inadmissible", "LocalQueue tpu doesn't exist")]})),
+                "failed Inadmissible: LocalQueue tpu doesn't exist [inadmissible]".into()),
+            (workload(json!({"admission": {"clusterQueue": "tpu-v4"}, "conditions": [reserved, checks]})),
+                "progressing UnsatisfiedChecks: The workload has not all checks ready [quota reserved in ClusterQueue tpu-v4, checks pending]".into()),
+            (workload(json!({})), "progressing [not yet considered by Kueue]".into()),
+        ];
+        for (object, want) in &cases {
+            assert_eq!(show(&kueue_workload(object)), *want);
+            assert_eq!(assess("kueue.x-k8s.io", "Workload", object), kueue_workload(object));
+        }
     }
 
     #[test]
     fn kueue_workload_ends() {
-        let evicted = |reason: &str| {
-            workload(json!({"conditions": [
-            {"type": "Evicted", "status": "True", "reason": reason, "message": "evicted"},
-            {"type": "QuotaReserved", "status": "False", "reason": "Pending"}]}))
-        };
-        assert_eq!(
-            kueue_workload(&evicted("Preempted")),
-            health(
-                State::Progressing,
-                Some("Preempted"),
-                Some("evicted"),
-                Some("evicted, waiting to be requeued")
-            )
-        );
-        assert_eq!(
-            kueue_workload(&evicted("RequeuingLimitExceeded")),
-            health(
-                State::Failed,
-                Some("RequeuingLimitExceeded"),
-                Some("evicted"),
-                Some("evicted")
-            )
-        );
+        let evicted = |reason: &str| workload(json!({"conditions": [cond("Evicted", "True", reason, "evicted"), cond("QuotaReserved", "False", "Pending", "")]}));
+        let finished = |reason: &str| workload(json!({"conditions": [cond("Finished", "True", reason, "Job finished")]}));
+        let rejected = workload(json!({"admissionChecks": [{"name": "dws-prov", "state": "Rejected", "message": "Provisioning request failed"}]}));
         let mut inactive = workload(json!({}));
         inactive["spec"]["active"] = json!(false);
-        assert_eq!(kueue_workload(&inactive).state, State::Failed);
-        assert_eq!(
-            kueue_workload(&inactive).reason.as_deref(),
-            Some("Deactivated")
-        );
-        let finished = |reason: &str| {
-            workload(json!({"conditions": [
-            {"type": "Finished", "status": "True", "reason": reason, "message": "Job finished"}]}))
-        };
-        assert_eq!(
-            kueue_workload(&finished("Succeeded")),
-            ready(Some("finished"))
-        );
-        assert_eq!(
-            kueue_workload(&finished("Failed")),
-            health(
-                State::Failed,
-                Some("Failed"),
-                Some("Job finished"),
-                Some("finished")
-            )
-        );
-        let rejected = workload(
-            json!({"admissionChecks": [{"name": "dws-prov", "state": "Rejected",
-            "message": "Provisioning request failed"}], "conditions": []}),
-        );
-        assert_eq!(
-            kueue_workload(&rejected),
-            health(
-                State::Failed,
-                Some("AdmissionCheckRejected"),
-                Some("Provisioning request failed"),
-                Some("rejected by admission check dws-prov")
-            )
-        );
+        check("kueue.x-k8s.io", "Workload", &[
+            (evicted("Preempted"), "progressing Preempted: evicted [evicted, waiting to be requeued]"),
+            (evicted("RequeuingLimitExceeded"), "failed RequeuingLimitExceeded: evicted [evicted]"),
+            (inactive, "failed Deactivated [deactivated (spec.active is false)]"),
+            (finished("Succeeded"), "ready [finished]"),
+            (finished("Failed"), "failed Failed: Job finished [finished]"),
+            (rejected, "failed AdmissionCheckRejected: Provisioning request failed [rejected by admission check dws-prov]"),
+        ]);
     }
 
     #[test]
     fn kueue_queues_are_active_or_say_why() {
-        let queue = |kind: &str, status: &str, reason: &str| {
-            let object = json!({"status": {"admittedWorkloads": 1, "pendingWorkloads": 3, "conditions": [
-                {"type": "Active", "status": status, "reason": reason, "message": "Can't admit new workloads"}]}});
-            assess("kueue.x-k8s.io", kind, &object)
-        };
-        assert_eq!(
-            queue("ClusterQueue", "True", "Ready"),
-            ready(Some("1 admitted, 3 pending"))
-        );
-        let flavor = queue("ClusterQueue", "False", "FlavorNotFound");
-        assert_eq!(flavor.state, State::Progressing);
-        assert_eq!(flavor.reason.as_deref(), Some("FlavorNotFound"));
-        assert_eq!(flavor.message.as_deref(), Some("Can't admit new workloads"));
-        assert_eq!(queue("LocalQueue", "False", "Stopped").state, State::Failed);
-        assert_eq!(
-            assess(
-                "kueue.x-k8s.io",
-                "LocalQueue",
-                &json!({"spec": {"clusterQueue": "tpu"}})
-            ),
-            progressing(NOT_RECONCILED)
-        );
-        assert_eq!(
-            assess("kueue.x-k8s.io", "ResourceFlavor", &json!({"spec": {}})),
-            ready(None)
-        );
+        let queue = |status: &str, reason: &str| json!({"status": {"admittedWorkloads": 1, "pendingWorkloads": 3,
+            "conditions": [cond("Active", status, reason, "Can't admit new workloads")]}});
+        check("kueue.x-k8s.io", "ClusterQueue", &[
+            (queue("True", "Ready"), "ready [1 admitted, 3 pending]"),
+            (queue("False", "FlavorNotFound"), "progressing FlavorNotFound: Can't admit new workloads [1 admitted, 3 pending]"),
+            (json!({"spec": {}}), "progressing [not reconciled yet]"),
+        ]);
+        check("kueue.x-k8s.io", "LocalQueue", &[
+            (queue("False", "Stopped"), "failed Stopped: Can't admit new workloads [1 admitted, 3 pending]"),
+        ]);
+        check("kueue.x-k8s.io", "ResourceFlavor", &[(json!({"spec": {}}), "ready")]);
     }
 
     #[test]
     fn pod_monitoring_configuration() {
-        let object = |status: &str| {
-            json!({"metadata": {"generation": 1}, "status": {"observedGeneration": 1,
-            "conditions": [{"type": "ConfigurationCreateSuccess", "status": status,
-                "reason": "ConfigurationCreateFailed", "message": "invalid relabel rule"}],
-            "endpointStatuses": [{"name": "PodMonitoring/ns/x/metrics", "activeTargets": 4, "unhealthyTargets": 1}]}})
-        };
-        let group = "monitoring.googleapis.com";
-        assert_eq!(
-            assess(group, "PodMonitoring", &object("True")),
-            ready(Some("4 targets, 1 unhealthy"))
-        );
-        assert_eq!(
-            assess(group, "ClusterPodMonitoring", &object("False")),
-            health(
-                State::Failed,
-                Some("ConfigurationCreateFailed"),
-                Some("invalid relabel rule"),
-                None
-            )
-        );
-        assert_eq!(
-            assess(group, "PodMonitoring", &json!({})),
-            progressing(NOT_RECONCILED)
-        );
+        let monitoring = |status: &str| seen(json!({}), json!({
+            "conditions": [cond("ConfigurationCreateSuccess", status, "ConfigurationCreateFailed", "bad relabel rule")],
+            "endpointStatuses": [{"name": "PodMonitoring/ml/x/metrics", "activeTargets": 4, "unhealthyTargets": 1}]}));
+        check("monitoring.googleapis.com", "PodMonitoring", &[
+            (monitoring("True"), "ready [4 targets, 1 unhealthy]"),
+            (monitoring("False"), "failed ConfigurationCreateFailed: bad relabel rule"),
+            (json!({}), "progressing [not reconciled yet]"),
+        ]);
+        check("monitoring.googleapis.com", "ClusterPodMonitoring", &[(monitoring("True"), "ready [4 targets, 1 unhealthy]")]);
     }
 
     #[test]
-    fn core_objects() {
-        let lb = |status: Value| {
-            assess(
-                "",
-                "Service",
-                &json!({"spec": {"type": "LoadBalancer"}, "status": status}),
-            )
-        };
-        assert_eq!(
-            lb(json!({"loadBalancer": {}})),
-            progressing("waiting for an address")
-        );
-        assert_eq!(
-            lb(json!({"loadBalancer": {"ingress": [{"ip": "34.1.2.3"}]}})),
-            ready(Some("address 34.1.2.3"))
-        );
-        assert_eq!(
-            assess("", "Service", &json!({"spec": {"type": "ClusterIP"}})),
-            ready(None)
-        );
-        let pvc = |phase: &str| {
-            assess(
-                "",
-                "PersistentVolumeClaim",
-                &json!({"status": {"phase": phase}}),
-            )
-        };
-        assert_eq!(pvc("Bound"), ready(Some("bound")));
-        assert_eq!(pvc("Pending"), progressing("pending"));
-        assert_eq!(pvc("Lost").state, State::Failed);
-        let ns = |phase: &str| assess("", "Namespace", &json!({"status": {"phase": phase}}));
-        assert_eq!(ns("Terminating"), progressing("terminating"));
-        assert_eq!(ns("Active"), ready(None));
-    }
-
-    #[test]
-    fn anything_else_reads_a_ready_condition() {
-        let gateway = json!({"status": {"conditions": [{"type": "Ready", "status": "False",
-            "reason": "NotReconciled", "message": "waiting for istiod"}]}});
-        assert_eq!(
-            assess("networking.istio.io", "Gateway", &gateway),
-            health(
-                State::Progressing,
-                Some("NotReconciled"),
-                Some("waiting for istiod"),
-                None
-            )
-        );
-        assert_eq!(
-            assess("networking.istio.io", "VirtualService", &json!({})),
-            ready(None)
-        );
-        assert_eq!(assess("", "ConfigMap", &json!({"data": {}})), ready(None));
+    fn core_objects_and_anything_else() {
+        let lb = |status: Value| json!({"spec": {"type": "LoadBalancer"}, "status": status});
+        check("", "Service", &[
+            (lb(json!({"loadBalancer": {}})), "progressing [waiting for an address]"),
+            (lb(json!({"loadBalancer": {"ingress": [{"ip": "34.1.2.3"}]}})), "ready [address 34.1.2.3]"),
+            (json!({"spec": {"type": "ClusterIP"}}), "ready"),
+        ]);
+        let phase = |phase: &str| json!({"status": {"phase": phase}});
+        check("", "PersistentVolumeClaim", &[
+            (phase("Bound"), "ready [bound]"),
+            (phase("Pending"), "progressing [pending]"),
+            (phase("Lost"), "failed Lost: the bound volume no longer exists"),
+        ]);
+        check("", "Namespace", &[(phase("Terminating"), "progressing [terminating]"), (phase("Active"), "ready")]);
+        check("networking.istio.io", "Gateway", &[
+            (conditions(json!([cond("Ready", "False", "NotReconciled", "waiting for istiod")])), "progressing NotReconciled: waiting for istiod"),
+            (json!({}), "ready"),
+        ]);
     }
 
     const COMMIT: &str = "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d";
     const HEAD: &str = "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432";
 
-    fn root_sync(sync_commit: &str, stages: Value) -> Value {
-        let mut status = json!({"observedGeneration": 2,
-            "source": {"commit": sync_commit}, "rendering": {"commit": sync_commit},
-            "sync": {"commit": sync_commit, "lastUpdate": "2026-11-27T10:00:00Z"},
-            "conditions": [
-                {"type": "Reconciling", "status": "False", "reason": "DeploymentReady"},
-                {"type": "Stalled", "status": "False"},
-                {"type": "Syncing", "status": "False", "reason": "Sync", "message": "Sync Completed", "commit": sync_commit}]});
-        for (stage, errors) in stages.as_object().into_iter().flatten() {
-            status[stage]["errors"] = errors.clone();
+    /// A RootSync that synced `COMMIT`, with `errors` per stage and conditions replaced by index.
+    fn root_sync(errors: Value, replace: &[(usize, Value)]) -> Value {
+        let mut status = json!({"source": {"commit": COMMIT}, "rendering": {"commit": COMMIT}, "sync": {"commit": COMMIT},
+            "conditions": [cond("Reconciling", "False", "DeploymentReady", "Reconciler deployment is ready"),
+                cond("Stalled", "False", "", ""), cond("Syncing", "False", "Sync", "Sync Completed")]});
+        for (stage, list) in errors.as_object().into_iter().flatten() {
+            status[stage]["errors"] = list.clone();
         }
-        with_status(json!({"sourceType": "git"}), status)
+        for (at, condition) in replace {
+            status["conditions"][at] = condition.clone();
+        }
+        seen(json!({"sourceType": "git"}), status)
     }
 
     #[test]
-    fn root_sync_at_head_behind_head_and_unknown_head() {
-        let object = root_sync(COMMIT, json!({}));
-        let (at, synced) = sync_root("RootSync", &object, Some(COMMIT));
-        assert_eq!(at, ready(Some("synced 1a2b3c4 (HEAD)")));
-        assert_eq!(
-            synced,
-            Synced {
-                commit: Some(COMMIT.into()),
-                at_head: Some(true),
-                errors: vec![]
-            }
-        );
-        let (behind, synced) = sync_root("RepoSync", &object, Some(HEAD));
-        assert_eq!(behind, progressing("synced 1a2b3c4, HEAD is 9f8e7d6"));
+    fn root_sync_against_head() {
+        let object = root_sync(json!({}), &[]);
+        let (health, synced) = sync_root("RootSync", &object, Some(COMMIT));
+        assert_eq!(show(&health), "ready [synced 1a2b3c4 (HEAD)]");
+        assert_eq!(synced, Synced { commit: Some(COMMIT.into()), at_head: Some(true), errors: vec![] });
+        let (health, synced) = sync_root("RepoSync", &object, Some(HEAD));
+        assert_eq!(show(&health), "progressing [synced 1a2b3c4, HEAD is 9f8e7d6]");
         assert_eq!(synced.at_head, Some(false));
-        let (unknown, synced) = sync_root("RootSync", &object, None);
-        assert_eq!(unknown, ready(Some("synced 1a2b3c4")));
+        let (health, synced) = sync_root("RootSync", &object, None);
+        assert_eq!(show(&health), "ready [synced 1a2b3c4]");
         assert_eq!(synced.at_head, None);
-        assert_eq!(assess("configsync.gke.io", "RootSync", &object), unknown);
+        check("configsync.gke.io", "RootSync", &[(object, "ready [synced 1a2b3c4]")]);
     }
 
     #[test]
     fn root_sync_errors_and_conditions() {
         let apply = json!({"code": "2009", "errorMessage": "KNV2009: failed to apply Deployment.apps, ml/web: forbidden"});
         let parse = json!({"code": "1021", "errorMessage": "KNV1021: unknown object kind"});
-        let object = root_sync(COMMIT, json!({"rendering": [parse], "sync": [apply]}));
-        let (failed, synced) = sync_root("RootSync", &object, Some(COMMIT));
-        assert_eq!(
-            failed,
-            health(
-                State::Failed,
-                Some("KNV1021"),
-                Some("KNV1021: unknown object kind"),
-                Some("2 errors")
-            )
-        );
+        let (health, synced) = sync_root("RootSync", &root_sync(json!({"rendering": [parse], "sync": [apply]}), &[]), None);
+        assert_eq!(show(&health), "failed KNV1021: KNV1021: unknown object kind [2 errors]");
         let codes: Vec<_> = synced.errors.iter().map(|e| e.code.as_deref()).collect();
         assert_eq!(codes, [Some("KNV1021"), Some("KNV2009")]);
-
-        let mut stalled = root_sync(COMMIT, json!({}));
-        stalled["status"]["conditions"][1] = json!({"type": "Stalled", "status": "True",
-            "reason": "Validation", "message": "spec.git.repo must be specified"});
-        assert_eq!(
-            sync_root("RootSync", &stalled, None).0,
-            health(
-                State::Failed,
-                Some("Validation"),
-                Some("spec.git.repo must be specified"),
-                None
-            )
-        );
-        let mut syncing = root_sync(COMMIT, json!({}));
-        syncing["status"]["conditions"][2] = json!({"type": "Syncing", "status": "True",
-            "reason": "Sync", "message": "Sync"});
-        assert_eq!(
-            sync_root("RootSync", &syncing, None).0,
-            health(
-                State::Progressing,
-                Some("Sync"),
-                Some("Sync"),
-                Some("syncing, last 1a2b3c4")
-            )
-        );
-        let mut fetched = root_sync(COMMIT, json!({}));
+        let mut fetched = root_sync(json!({}), &[]);
         fetched["status"]["source"]["commit"] = json!(HEAD);
-        assert_eq!(
-            sync_root("RootSync", &fetched, Some(HEAD)).0,
-            progressing("synced 1a2b3c4, fetched 9f8e7d6")
-        );
-        let new = json!({"metadata": {"generation": 1}, "spec": {}});
-        assert_eq!(
-            sync_root("RootSync", &new, None).0,
-            progressing("nothing synced yet")
-        );
+        check("configsync.gke.io", "RootSync", &[
+            (root_sync(json!({}), &[(1, cond("Stalled", "True", "Validation", "spec.git.repo must be specified"))]),
+                "failed Validation: spec.git.repo must be specified"),
+            (root_sync(json!({}), &[(2, cond("Syncing", "True", "Sync", "Sync"))]), "progressing Sync: Sync [syncing, last 1a2b3c4]"),
+            (root_sync(json!({}), &[(0, cond("Reconciling", "True", "Deployment", "Reconciler deployment is starting"))]),
+                "progressing Deployment: Reconciler deployment is starting [syncing, last 1a2b3c4]"),
+            (fetched, "progressing [synced 1a2b3c4, fetched 9f8e7d6]"),
+            (json!({"metadata": {"generation": 1}, "spec": {}}), "progressing [nothing synced yet]"),
+        ]);
     }
 
     #[test]
     fn sync_errors_are_bounded_and_cut() {
         let long = json!({"code": "2009", "errorMessage": "x".repeat(10_000)});
-        let many = Value::Array(vec![long; 5_000]);
-        let (failed, synced) =
-            sync_root("RootSync", &root_sync(COMMIT, json!({"sync": many})), None);
+        let (health, synced) = sync_root("RootSync", &root_sync(json!({"sync": vec![long; 5_000]}), &[]), None);
         assert_eq!(synced.errors.len(), MAX_ERRORS);
-        assert!(
-            synced
-                .errors
-                .iter()
-                .all(|e| e.message.chars().count() == MAX_MESSAGE)
-        );
-        assert_eq!(
-            failed.message.as_deref().map(|m| m.chars().count()),
-            Some(MAX_MESSAGE)
-        );
-        assert_eq!(failed.detail.as_deref(), Some("20 errors"));
+        assert!(synced.errors.iter().all(|e| e.message.chars().count() == MAX_MESSAGE));
+        assert_eq!(health.message.map(|m| m.chars().count()), Some(MAX_MESSAGE));
+        assert_eq!(health.detail.as_deref(), Some("20 errors"));
+        let summary = json!({"sync": [{"code": "2009", "errorMessage": "KNV2009: a"}]});
+        let mut truncated = root_sync(summary, &[]);
+        truncated["status"]["sync"]["errorSummary"] = json!({"totalCount": 1234, "truncated": true});
+        assert_eq!(show(&sync_root("RootSync", &truncated, None).0), "failed KNV2009: KNV2009: a [1234 errors]");
     }
 
     #[test]
     fn knv_codes_from_code_or_message() {
         assert_eq!(knv_code(Some("2009"), ""), Some("KNV2009".into()));
         assert_eq!(knv_code(Some("KNV1021"), ""), Some("KNV1021".into()));
-        assert_eq!(
-            knv_code(None, "KNV2004: source error"),
-            Some("KNV2004".into())
-        );
+        assert_eq!(knv_code(None, "KNV2004: source error"), Some("KNV2004".into()));
         assert_eq!(knv_code(None, "plain error"), None);
-        assert_eq!(knv_code(Some(""), "KNVé"), None);
+        assert_eq!(knv_code(Some(" "), "KNV123é: not a code"), None);
     }
 
-    fn application(sync: &str, health_status: &str) -> Value {
-        json!({"status": {
-            "sync": {"status": sync, "revision": COMMIT},
-            "health": {"status": health_status, "message": "Deployment web is degraded"},
-            "operationState": {"phase": "Succeeded", "message": "successfully synced (all tasks run)"}}})
+    fn application(sync: &str, health: &str, operation: Value, conditions: Value) -> Value {
+        json!({"status": {"sync": {"status": sync, "revision": COMMIT}, "operationState": operation,
+            "health": {"status": health, "message": "Deployment web is degraded"}, "conditions": conditions}})
     }
 
     #[test]
     fn argo_application_states() {
-        let (healthy, synced) = sync_root(
-            "Application",
-            &application("Synced", "Healthy"),
-            Some(COMMIT),
-        );
-        assert_eq!(healthy, ready(Some("synced 1a2b3c4 (HEAD)")));
+        let done = json!({"phase": "Succeeded", "message": "successfully synced (all tasks run)"});
+        let app = |sync: &str, health: &str| application(sync, health, done.clone(), json!([]));
+        let (health, synced) = sync_root("Application", &app("Synced", "Healthy"), Some(COMMIT));
+        assert_eq!(show(&health), "ready [synced 1a2b3c4 (HEAD)]");
         assert_eq!(synced.commit.as_deref(), Some(COMMIT));
-        assert_eq!(
-            sync_root("Application", &application("Synced", "Healthy"), Some(HEAD)).0,
-            progressing("synced 1a2b3c4, HEAD is 9f8e7d6")
-        );
-        assert_eq!(
-            sync_root("Application", &application("OutOfSync", "Healthy"), None).0,
-            health(State::Progressing, Some("OutOfSync"), None, None)
-        );
-        assert_eq!(
-            sync_root("Application", &application("Synced", "Progressing"), None).0,
-            health(
-                State::Progressing,
-                Some("Progressing"),
-                Some("Deployment web is degraded"),
-                None
-            )
-        );
-        assert_eq!(
-            assess(
-                "argoproj.io",
-                "Application",
-                &application("Synced", "Degraded")
-            ),
-            health(
-                State::Failed,
-                Some("Degraded"),
-                Some("Deployment web is degraded"),
-                None
-            )
-        );
+        let behind = sync_root("Application", &app("Synced", "Healthy"), Some(HEAD)).0;
+        assert_eq!(show(&behind), "progressing [synced 1a2b3c4, HEAD is 9f8e7d6]");
+        let comparison = json!([{"type": "ComparisonError", "message": "repo not found"}]);
+        let running = json!({"phase": "Running", "message": "waiting for healthy state"});
+        check("argoproj.io", "Application", &[
+            (app("OutOfSync", "Healthy"), "progressing OutOfSync"),
+            (app("Synced", "Progressing"), "progressing Progressing: Deployment web is degraded"),
+            (app("Synced", "Degraded"), "failed Degraded: Deployment web is degraded"),
+            (application("Unknown", "Healthy", done.clone(), comparison), "failed ComparisonError: repo not found"),
+            (application("OutOfSync", "Progressing", running, json!([])), "progressing Running: waiting for healthy state [sync operation running]"),
+        ]);
     }
 
     #[test]
-    fn argo_application_errors() {
-        let mut failed = application("OutOfSync", "Missing");
-        failed["status"]["operationState"] = json!({"phase": "Failed",
-            "message": "one or more objects failed to apply, reason: namespaces \"ml\" not found"});
-        failed["status"]["conditions"] = json!([
-            {"type": "SharedResourceWarning", "message": "shared"},
+    fn argo_operation_failure_and_error_conditions() {
+        let failed = json!({"phase": "Failed", "message": "one or more objects failed to apply"});
+        let conditions = json!([{"type": "SharedResourceWarning", "message": "shared"},
             {"type": "ComparisonError", "message": "Failed to load target state"}]);
-        let (health_now, synced) = sync_root("Application", &failed, None);
-        assert_eq!(health_now.state, State::Failed);
-        assert_eq!(health_now.reason.as_deref(), Some("Failed"));
-        assert_eq!(
-            synced.errors,
-            vec![
-                SyncError {
-                    code: None,
-                    message:
-                        "one or more objects failed to apply, reason: namespaces \"ml\" not found"
-                            .into()
-                },
-                SyncError {
-                    code: Some("ComparisonError".into()),
-                    message: "Failed to load target state".into()
-                },
-            ]
-        );
-        let mut comparison = application("Unknown", "Healthy");
-        comparison["status"]["conditions"] =
-            json!([{"type": "ComparisonError", "message": "repo not found"}]);
-        assert_eq!(
-            sync_root("Application", &comparison, None).0,
-            health(
-                State::Failed,
-                Some("ComparisonError"),
-                Some("repo not found"),
-                None
-            )
-        );
-        let mut running = application("OutOfSync", "Progressing");
-        running["status"]["operationState"] =
-            json!({"phase": "Running", "message": "waiting for healthy state"});
-        assert_eq!(
-            sync_root("Application", &running, None).0,
-            health(
-                State::Progressing,
-                Some("Running"),
-                Some("waiting for healthy state"),
-                Some("sync operation running")
-            )
-        );
+        let (health, synced) = sync_root("Application", &application("OutOfSync", "Missing", failed, conditions), None);
+        assert_eq!(show(&health), "failed Failed: one or more objects failed to apply");
+        assert_eq!(synced.errors, [
+            SyncError { code: None, message: "one or more objects failed to apply".into() },
+            SyncError { code: Some("ComparisonError".into()), message: "Failed to load target state".into() },
+        ]);
     }
 
     fn node(name: &str, ready: &str, topology: Option<&str>) -> Value {
-        let mut labels = json!({"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
-            "cloud.google.com/gke-nodepool": "tpu"});
+        let mut labels = json!({"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice"});
         if let Some(topology) = topology {
             labels[TPU_TOPOLOGY] = json!(topology);
         }
         json!({"metadata": {"name": name, "labels": labels}, "status": {"conditions": [
-            {"type": "MemoryPressure", "status": "False"},
-            {"type": "Ready", "status": ready, "reason": "KubeletReady", "message": "kubelet is posting ready status"}]}})
+            cond("MemoryPressure", "False", "KubeletHasSufficientMemory", ""),
+            cond("Ready", ready, "KubeletNotReady", "container runtime is down")]}})
     }
 
     #[test]
     fn node_pools() {
-        assert_eq!(
-            node_pool(&[], Some("4x4")),
-            ready(Some("0 nodes (scaled to zero)"))
-        );
-        let nodes: Vec<Value> = (0..4)
-            .map(|i| node(&format!("n{i}"), "True", Some("4x4")))
-            .collect();
-        let refs: Vec<&Value> = nodes.iter().collect();
-        assert_eq!(
-            node_pool(&refs, Some("4x4")),
-            ready(Some("4/4 nodes ready, tpu-v5-lite-podslice 4x4"))
-        );
-        let slow = [&nodes[0], &node("n9", "Unknown", Some("4x4"))];
-        assert_eq!(node_pool(&slow, None).state, State::Progressing);
-        assert_eq!(
-            node_pool(&slow, None).detail.as_deref(),
-            Some("1/2 nodes ready, tpu-v5-lite-podslice 4x4")
-        );
-        let wrong = [
-            &nodes[0],
-            &node("n8", "True", Some("2x2")),
-            &node("n9", "True", None),
+        let ok = node("n0", "True", Some("4x4"));
+        let cases = [
+            (vec![], "ready [0 nodes (scaled to zero)]"),
+            (vec![ok.clone(), ok.clone()], "ready [2/2 nodes ready, tpu-v5-lite-podslice 4x4]"),
+            (vec![ok.clone(), node("n9", "Unknown", Some("4x4"))],
+                "progressing KubeletNotReady: container runtime is down [1/2 nodes ready, tpu-v5-lite-podslice 4x4]"),
+            (vec![ok, node("n8", "True", Some("2x2")), node("n9", "True", None)],
+                "failed TopologyMismatch: node n8 has TPU topology 2x2, expected 4x4 (and 1 more nodes) [3/3 nodes ready, tpu-v5-lite-podslice 4x4]"),
         ];
-        assert_eq!(
-            node_pool(&wrong, Some("4x4")),
-            health(
-                State::Failed,
-                Some("TopologyMismatch"),
-                Some("node n8 has TPU topology 2x2, expected 4x4 (and 1 more nodes)"),
-                Some("3/3 nodes ready, tpu-v5-lite-podslice 4x4")
-            )
-        );
+        for (nodes, want) in &cases {
+            assert_eq!(show(&node_pool(&nodes.iter().collect::<Vec<_>>(), Some("4x4"))), *want);
+        }
         let gpu = json!({"metadata": {"name": "g", "labels": {"cloud.google.com/gke-accelerator": "nvidia-l4"}},
             "status": {"conditions": [{"type": "Ready", "status": "True"}]}});
-        assert_eq!(
-            node_pool(&[&gpu], None),
-            ready(Some("1/1 nodes ready, nvidia-l4"))
-        );
+        assert_eq!(show(&node_pool(&[&gpu], None)), "ready [1/1 nodes ready, nvidia-l4]");
+        check("", "Node", &[(gpu, "ready [1/1 nodes ready, nvidia-l4]")]);
     }
 
+    /// Field names and values the functions look for, so generated objects reach deep branches.
     const KEYS: &[&str] = &[
-        "metadata",
-        "generation",
-        "name",
-        "labels",
-        "spec",
-        "status",
-        "conditions",
-        "type",
-        "reason",
-        "message",
-        "replicas",
-        "observedGeneration",
-        "updatedReplicas",
-        "availableReplicas",
-        "readyReplicas",
-        "errors",
-        "code",
-        "errorMessage",
-        "source",
-        "sync",
-        "rendering",
-        "commit",
-        "revision",
-        "health",
-        "operationState",
-        "phase",
-        "admission",
-        "clusterQueue",
-        "admissionChecks",
-        "state",
-        "active",
-        "suspend",
-        "metrics",
-        "resource",
-        "target",
-        "current",
-        "averageUtilization",
-        "averageValue",
-        "value",
-        "currentMetrics",
-        "replicatedJobsStatus",
-        "replicatedJobs",
-        "ready",
-        "loadBalancer",
-        "ingress",
-        "ip",
-        "endpointStatuses",
-        "activeTargets",
-        "updateStrategy",
-        "rollingUpdate",
-        "partition",
-        "startTime",
-        "cloud.google.com/gke-tpu-topology",
-        "revisions",
-        "0",
+        "metadata", "generation", "name", "labels", "spec", "status", "conditions", "type", "reason", "message",
+        "replicas", "observedGeneration", "updatedReplicas", "availableReplicas", "readyReplicas", "errors", "code",
+        "errorMessage", "source", "sync", "rendering", "commit", "revision", "health", "operationState", "phase",
+        "admission", "clusterQueue", "admissionChecks", "state", "active", "suspend", "metrics", "resource", "target",
+        "current", "averageUtilization", "averageValue", "value", "currentMetrics", "replicatedJobsStatus",
+        "replicatedJobs", "ready", "loadBalancer", "ingress", "ip", "endpointStatuses", "activeTargets",
+        "updateStrategy", "rollingUpdate", "partition", "startTime", "cloud.google.com/gke-tpu-topology", "revisions",
     ];
     const WORDS: &[&str] = &[
-        "True",
-        "False",
-        "Unknown",
-        "Ready",
-        "Failed",
-        "Complete",
-        "Completed",
-        "Suspended",
-        "Stalled",
-        "Syncing",
-        "Reconciling",
-        "Admitted",
-        "QuotaReserved",
-        "Finished",
-        "Evicted",
-        "Inadmissible",
-        "Active",
-        "Available",
-        "UpdateInProgress",
-        "Progressing",
-        "ProgressDeadlineExceeded",
-        "ReplicaFailure",
-        "ScalingActive",
-        "AbleToScale",
-        "ConfigurationCreateSuccess",
-        "Resource",
-        "Pods",
-        "External",
-        "Object",
-        "Utilization",
-        "LoadBalancer",
-        "Bound",
-        "Lost",
-        "Terminating",
-        "Synced",
-        "Healthy",
-        "Degraded",
-        "Running",
-        "Error",
-        "ComparisonError",
-        "Rejected",
-        "UpdateFailed",
-        "2009",
-        "KNV1021: x",
-        "OnDelete",
-        "4x4",
-        "cpu",
+        "True", "False", "Unknown", "Ready", "Failed", "Complete", "Completed", "Suspended", "Stalled", "Syncing",
+        "Reconciling", "Admitted", "QuotaReserved", "Finished", "Evicted", "Inadmissible", "Active", "Available",
+        "UpdateInProgress", "Progressing", "ProgressDeadlineExceeded", "ReplicaFailure", "ScalingActive",
+        "AbleToScale", "ConfigurationCreateSuccess", "Resource", "Pods", "External", "Object", "Utilization",
+        "LoadBalancer", "Bound", "Lost", "Terminating", "Synced", "Healthy", "Degraded", "Running", "Error",
+        "ComparisonError", "Rejected", "UpdateFailed", "2009", "KNV1021: x", "OnDelete", "4x4", "cpu",
+    ];
+    const KINDS: &[(&str, &str)] = &[
+        ("iam.cnrm.cloud.google.com", "IAMPolicyMember"), ("apps", "Deployment"), ("apps", "StatefulSet"),
+        ("apps", "DaemonSet"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"), ("jobset.x-k8s.io", "JobSet"),
+        ("batch", "Job"), ("autoscaling", "HorizontalPodAutoscaler"), ("kueue.x-k8s.io", "Workload"),
+        ("kueue.x-k8s.io", "ClusterQueue"), ("monitoring.googleapis.com", "PodMonitoring"),
+        ("configsync.gke.io", "RootSync"), ("argoproj.io", "Application"), ("", "Service"),
+        ("", "PersistentVolumeClaim"), ("", "Namespace"), ("", "Node"), ("networking.istio.io", "Gateway"),
     ];
 
     fn arbitrary_json() -> impl Strategy<Value = Value> {
@@ -1843,65 +1303,72 @@ mod tests {
             prop::sample::select(WORDS).prop_map(Value::from),
             ".{0,600}".prop_map(Value::from),
         ];
-        leaf.prop_recursive(6, 96, 6, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-                prop::collection::vec((prop::sample::select(KEYS), inner), 0..6).prop_map(
-                    |pairs| {
-                        Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
-                    }
-                ),
-            ]
-        })
+        leaf.prop_recursive(6, 96, 6, |inner| prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::vec((prop::sample::select(KEYS), inner), 0..6)
+                .prop_map(|pairs| Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+        ])
     }
 
     fn arbitrary_object() -> impl Strategy<Value = Value> {
         prop_oneof![
             arbitrary_json(),
-            (arbitrary_json(), arbitrary_json(), arbitrary_json()).prop_map(
-                |(metadata, spec, status)| {
-                    json!({"metadata": metadata, "spec": spec, "status": status})
-                }
-            ),
+            (arbitrary_json(), arbitrary_json(), arbitrary_json())
+                .prop_map(|(metadata, spec, status)| json!({"metadata": metadata, "spec": spec, "status": status})),
         ]
     }
 
-    const KINDS: &[(&str, &str)] = &[
-        ("iam.cnrm.cloud.google.com", "IAMPolicyMember"),
-        ("apps", "Deployment"),
-        ("apps", "StatefulSet"),
-        ("apps", "DaemonSet"),
-        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
-        ("jobset.x-k8s.io", "JobSet"),
-        ("batch", "Job"),
-        ("autoscaling", "HorizontalPodAutoscaler"),
-        ("kueue.x-k8s.io", "Workload"),
-        ("kueue.x-k8s.io", "ClusterQueue"),
-        ("monitoring.googleapis.com", "PodMonitoring"),
-        ("configsync.gke.io", "RootSync"),
-        ("argoproj.io", "Application"),
-        ("", "Service"),
-        ("", "PersistentVolumeClaim"),
-        ("", "Namespace"),
-        ("", "Node"),
-        ("networking.istio.io", "Gateway"),
-    ];
+    /// A field value the functions look for, or anything.
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![2 => prop::sample::select(WORDS).prop_map(Value::from), 1 => arbitrary_json()]
+    }
+
+    /// An object holding some of the field names read here, each with any value.
+    fn entry() -> impl Strategy<Value = Value> {
+        prop::collection::btree_map(prop::sample::select(KEYS), leaf(), 0..8)
+            .prop_map(|fields| Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
+    }
+
+    /// Objects shaped like the statuses read here, each field anything: reaches the deep branches.
+    fn shaped_object() -> impl Strategy<Value = Value> {
+        let list = || prop::collection::vec(entry(), 0..4).prop_map(Value::Array);
+        ((entry(), entry(), entry(), entry()), (list(), list(), list()), (entry(), entry()))
+            .prop_map(|((metadata, spec, status, nested), (conditions, errors, items), (target, current))| {
+                let with = |mut object: Value, fields: Value| {
+                    if let (Some(object), Value::Object(fields)) = (object.as_object_mut(), fields) {
+                        object.extend(fields);
+                    }
+                    object
+                };
+                let stage = with(nested.clone(), json!({"errors": errors}));
+                let source = with(nested.clone(), json!({"metric": nested, "target": target, "current": current}));
+                let metric = json!({"type": "Resource", "resource": source, "pods": source, "object": source,
+                    "external": source, "containerResource": source});
+                json!({
+                    "metadata": with(metadata, json!({"labels": stage})),
+                    "spec": with(spec, json!({"metrics": [metric], "replicatedJobs": items, "updateStrategy": stage})),
+                    "status": with(status, json!({"conditions": conditions, "source": stage, "rendering": stage,
+                        "sync": stage, "admission": stage, "health": stage, "operationState": stage,
+                        "admissionChecks": items, "replicatedJobsStatus": items, "endpointStatuses": items,
+                        "loadBalancer": {"ingress": items}, "currentMetrics": [metric]})),
+                })
+            })
+    }
 
     fn bounded(health: &Health) -> bool {
         health.state != State::Missing
-            && health
-                .message
-                .as_ref()
-                .is_none_or(|m| m.chars().count() <= MAX_MESSAGE)
-            && health
-                .reason
-                .as_ref()
-                .is_none_or(|r| r.chars().count() <= MAX_WORD)
+            && health.message.as_ref().is_none_or(|m| m.chars().count() <= MAX_MESSAGE)
+            && health.reason.as_ref().is_none_or(|r| r.chars().count() <= MAX_WORD)
+            // Details join a few cut names and numbers: bounded, whatever the object holds.
+            && health.detail.as_ref().is_none_or(|d| d.chars().count() <= 3 * MAX_MESSAGE)
     }
 
     proptest! {
         #[test]
-        fn never_panics_and_stays_bounded(object in arbitrary_object(), head in prop::option::of(".{0,50}")) {
+        fn never_panics_and_stays_bounded(
+            object in prop_oneof![arbitrary_object(), shaped_object()],
+            head in prop::option::of(".{0,50}"),
+        ) {
             for (group, kind) in KINDS {
                 prop_assert!(bounded(&assess(group, kind, &object)));
             }
