@@ -249,6 +249,26 @@ fn options() -> serde_saphyr::Options {
     }
 }
 
+/// The node as JSON, as kubectl would send it (a float that JSON cannot hold is `null`).
+#[must_use]
+pub fn to_json(node: &Node) -> serde_json::Value {
+    use serde_json::Value as Json;
+    match &node.value {
+        Value::Null => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(i) => Json::from(*i),
+        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
+        Value::String(text) => Json::String(text.clone()),
+        Value::Seq(items) => Json::Array(items.iter().map(to_json).collect()),
+        Value::Map(entries) => Json::Object(
+            entries
+                .iter()
+                .map(|(k, v)| (k.text.clone(), to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
 /// Parses every document of a YAML stream. Empty documents (`---` alone) are dropped.
 pub fn parse_documents(text: &str) -> Result<Vec<Node>, ParseError> {
     let documents: Vec<Option<Spanned<Raw>>> =

@@ -14,6 +14,16 @@ pub(super) struct Options {
     pub render: bool,
     /// `--exit-code`: exit 1 when anything differs.
     pub exit_code: bool,
+    /// `--live`: compare with the clusters instead.
+    pub live: Option<Live>,
+}
+
+/// What `diff --live` was asked to do.
+pub(super) struct Live {
+    /// The blueprints (all when empty).
+    pub names: Vec<String>,
+    /// `--context` and `--request-timeout`.
+    pub clusters: aiml::live::clusters::Options,
 }
 
 pub(super) fn run(
@@ -22,6 +32,9 @@ pub(super) fn run(
     options: &Options,
 ) -> anyhow::Result<Outcome> {
     let root = context.root()?;
+    if let Some(live) = &options.live {
+        return run_live(context, output, options, live, &root);
+    }
     let repo = Repo::open(&root)?;
     let tree = repo.tree_at(&options.base)?;
     let base_label = if tree.is_none() {
@@ -54,13 +67,57 @@ pub(super) fn run(
         )
     };
     let compared = diff::diff(&base, &head, &base_label, head_label);
+    print(context, output, &compared)?;
+    Ok(if options.exit_code && !compared.is_empty() {
+        Outcome::Findings
+    } else {
+        Outcome::Success
+    })
+}
+
+fn print(context: &Context<'_>, output: Output, compared: &diff::Diff) -> anyhow::Result<()> {
     let text = match output {
-        Output::Json => report::json(&compared)?,
-        Output::Markdown => report::markdown(&compared),
-        Output::Text | Output::Mermaid | Output::Dot | Output::Yaml => report::text(&compared),
+        Output::Json => report::json(compared)?,
+        Output::Markdown => report::markdown(compared),
+        Output::Text | Output::Mermaid | Output::Dot | Output::Yaml => report::text(compared),
     };
     context.printer.out(&text);
-    Ok(if options.exit_code && !compared.is_empty() {
+    Ok(())
+}
+
+/// `diff --live`: the clusters against a server-side dry run of `rendered/`.
+fn run_live(
+    context: &Context<'_>,
+    output: Output,
+    options: &Options,
+    live: &Live,
+    root: &std::path::Path,
+) -> anyhow::Result<Outcome> {
+    let side = diff::read_dir(&root.join(RENDERED_DIR), context.limits.max_file_size)?;
+    super::status::check_names(&side, &live.names)?;
+    let Some(settings) = super::status::settings(context, root)? else {
+        return Ok(Outcome::Failure);
+    };
+    let runtime = aiml::live::status::runtime()?;
+    let compared = runtime.block_on(aiml::live::apply::compare(
+        &side,
+        &settings,
+        &live.names,
+        &live.clusters,
+        &aiml::live::clusters::Source::discover(),
+        context.limits.max_live_objects,
+    ));
+    print(context, output, &compared.diff)?;
+    for (blueprints, error) in &compared.errors {
+        context
+            .printer
+            .err(&format!("error: {}: {error}\n", blueprints.join(", ")));
+    }
+    Ok(if !compared.errors.is_empty() {
+        Outcome::Failure
+    } else if !compared.diff.impact.server_refused.is_empty()
+        || (options.exit_code && !compared.diff.is_empty())
+    {
         Outcome::Findings
     } else {
         Outcome::Success

@@ -151,7 +151,7 @@ enum Command {
     /// Compare the rendered objects of a git revision with the working tree (or a fresh
     /// render): impact first (destructive changes, accelerators, cost), then every object.
     #[command(
-        after_help = "Examples:\n  kubectl aiml diff                          # HEAD against the working tree\n  kubectl aiml diff --base origin/main -o markdown > comment.md\n  kubectl aiml diff --render --exit-code     # what a render would change now"
+        after_help = "Examples:\n  kubectl aiml diff                          # HEAD against the working tree\n  kubectl aiml diff --base origin/main -o markdown > comment.md\n  kubectl aiml diff --render --exit-code     # what a render would change now\n  kubectl aiml diff --live                   # what applying rendered/ would change on the clusters"
     )]
     Diff {
         /// The git revision to compare with.
@@ -163,6 +163,20 @@ enum Command {
         /// Exit 1 when anything differs.
         #[arg(long)]
         exit_code: bool,
+        /// Compare the clusters instead: a server-side apply dry run of every rendered object
+        /// on the cluster it targets, against what the cluster holds (exit 1 when a server
+        /// refuses an object, 2 when a cluster cannot be asked).
+        #[arg(long, conflicts_with_all = ["render", "base"])]
+        live: bool,
+        /// With `--live`: the blueprints to compare (default: all).
+        #[arg(requires = "live")]
+        names: Vec<String>,
+        /// With `--live`: the kubeconfig context for every cluster.
+        #[arg(long, value_name = "NAME", requires = "live")]
+        context: Option<String>,
+        /// With `--live`: how long one cluster may take to answer.
+        #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = status::parse_duration, requires = "live")]
+        request_timeout: std::time::Duration,
     },
     /// Draw the rendered objects and their edges (Config Connector references, depends-on,
     /// Service selectors, autoscaler targets, Kueue queues, sync roots) as Mermaid or DOT.
@@ -423,6 +437,10 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             base,
             render,
             exit_code,
+            live,
+            names,
+            context: kube_context,
+            request_timeout,
         } => diff::run(
             &context,
             output,
@@ -430,6 +448,13 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 base,
                 render,
                 exit_code,
+                live: live.then_some(diff::Live {
+                    names,
+                    clusters: aiml::live::clusters::Options {
+                        context: kube_context,
+                        timeout: request_timeout,
+                    },
+                }),
             },
         ),
         Command::Graph { name } => graph::run(&context, output, name.as_deref()),

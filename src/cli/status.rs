@@ -35,33 +35,10 @@ pub(super) fn run(
 ) -> anyhow::Result<Outcome> {
     let root = context.root()?;
     let side = diff::read_dir(&root.join(RENDERED_DIR), context.limits.max_file_size)?;
-    let known = targets::blueprints(&side);
-    if known.is_empty() {
-        anyhow::bail!(
-            "no rendered output under `{RENDERED_DIR}/`: run `kubectl aiml render` and commit it first"
-        );
-    }
-    for name in &options.names {
-        if !known.contains(name) {
-            let suggestion = aiml::catalog::closest(name, known.iter().map(String::as_str))
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            anyhow::bail!(
-                "no blueprint named `{}` under `{RENDERED_DIR}/`{suggestion}",
-                sanitize(name, 80)
-            );
-        }
-    }
-    let settings = aiml::settings::load(&root, context.limits.max_file_size)?;
-    if !settings.diagnostics.is_empty() {
-        let file = settings.file.as_ref();
-        context
-            .printer
-            .diagnostics(&settings.diagnostics, 0, &|name: &str| {
-                file.filter(|f| f.path == name).map(|f| f.text.clone())
-            });
+    check_names(&side, &options.names)?;
+    let Some(settings) = settings(context, &root)? else {
         return Ok(Outcome::Failure);
-    }
+    };
     let head = Repo::open(&root).ok().and_then(|repo| repo.head_commit());
     let source = Source::discover();
     let runtime = status::runtime()?;
@@ -69,7 +46,7 @@ pub(super) fn run(
     let report = loop {
         let report = runtime.block_on(status::collect(
             &side,
-            &settings.settings,
+            &settings,
             &options.names,
             head.clone(),
             &options.clusters,
@@ -102,6 +79,46 @@ pub(super) fn run(
         Verdict::NotReady => Outcome::Findings,
         Verdict::CouldNotAsk => Outcome::Failure,
     })
+}
+
+/// Refuses names without rendered output (with the closest one), and an empty `rendered/`.
+pub(super) fn check_names(side: &diff::Side, names: &[String]) -> anyhow::Result<()> {
+    let known = targets::blueprints(side);
+    if known.is_empty() {
+        anyhow::bail!(
+            "no rendered output under `{RENDERED_DIR}/`: run `kubectl aiml render` and commit it first"
+        );
+    }
+    for name in names {
+        if !known.contains(name) {
+            let suggestion = aiml::catalog::closest(name, known.iter().map(String::as_str))
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            anyhow::bail!(
+                "no blueprint named `{}` under `{RENDERED_DIR}/`{suggestion}",
+                sanitize(name, 80)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The repository's settings; `None` (findings printed) when `aiml.yaml` is malformed.
+pub(super) fn settings(
+    context: &Context<'_>,
+    root: &std::path::Path,
+) -> anyhow::Result<Option<aiml::settings::Settings>> {
+    let loaded = aiml::settings::load(root, context.limits.max_file_size)?;
+    if loaded.diagnostics.is_empty() {
+        return Ok(Some(loaded.settings));
+    }
+    let file = loaded.file.as_ref();
+    context
+        .printer
+        .diagnostics(&loaded.diagnostics, 0, &|name: &str| {
+            file.filter(|f| f.path == name).map(|f| f.text.clone())
+        });
+    Ok(None)
 }
 
 /// One line per target, aligned, then the reasons clusters could not be asked.

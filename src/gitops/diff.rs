@@ -85,6 +85,12 @@ impl Side {
         }
     }
 
+    /// Adds the objects of `text` (a YAML or JSON stream) read from `path`, in `folder`: what
+    /// a live cluster answered, compared like a file.
+    pub fn insert_text(&mut self, folder: &str, path: String, text: &str) {
+        self.add(folder, path, text);
+    }
+
     /// The object of `folder` with identity `id`.
     #[must_use]
     pub fn get(&self, folder: &str, id: &ObjectRef) -> Option<&Object> {

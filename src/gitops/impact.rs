@@ -70,6 +70,9 @@ pub struct Impact {
     /// Changes the API server or a webhook refuses: the apply fails until the object is
     /// replaced.
     pub refused: Vec<Refused>,
+    /// Objects a live API server refused in a server-side dry run (`diff --live`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server_refused: Vec<ServerRefusal>,
     /// Changes that delete something, or need it deleted.
     pub destructive: Vec<Destructive>,
     /// Accelerators gained or lost, per type and where they are counted.
@@ -84,10 +87,26 @@ impl Impact {
     pub fn is_empty(&self) -> bool {
         self.destructive.is_empty()
             && self.refused.is_empty()
+            && self.server_refused.is_empty()
             && self.accelerators.is_empty()
             && self.cost.lines.is_empty()
             && self.cost.unpriced.is_empty()
     }
+}
+
+/// An object a live API server refused in a server-side dry run.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServerRefusal {
+    /// The blueprint (folder under `rendered/`).
+    pub blueprint: String,
+    /// The object.
+    pub object: ObjectRef,
+    /// The kubeconfig context of the cluster.
+    pub context: String,
+    /// The server's reason (`Invalid`, `Forbidden`, `BadRequest`, `NotFound`…).
+    pub reason: String,
+    /// The server's message.
+    pub message: String,
 }
 
 /// A destructive change.

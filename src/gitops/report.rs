@@ -161,6 +161,17 @@ pub fn text(diff: &Diff) -> String {
     if impact.is_empty() {
         out.push_str("  nothing destroyed, no accelerator or cost change\n");
     }
+    for item in &impact.server_refused {
+        let _ = writeln!(
+            out,
+            "  ! refused by the server ({}): {} [{}]: {}: {}",
+            item.context,
+            slashed(&item.object),
+            item.blueprint,
+            item.reason,
+            item.message
+        );
+    }
     for item in &impact.refused {
         let _ = writeln!(
             out,
@@ -371,6 +382,16 @@ fn markdown_impact(out: &mut String, impact: &Impact) {
         out.push_str("Nothing is destroyed; no accelerator or cost change.\n");
         return;
     }
+    for item in &impact.server_refused {
+        out.push_str(&format!(
+            "- :no_entry: **refused by the server** (`{}`): {} ({}): {}: {}\n",
+            html(&item.context),
+            code(&slashed(&item.object)),
+            code(&item.blueprint),
+            html(&item.reason),
+            html(&item.message),
+        ));
+    }
     if !impact.refused.is_empty() {
         out.push_str("**Refused updates** (the API server or a webhook rejects these changes: the apply fails until the object is deleted and created again; nothing is destroyed until then)\n\n");
         for item in &impact.refused {
@@ -510,7 +531,7 @@ fn markdown_object(object: &ObjectDiff) -> String {
 /// The JSON report: the same content, for bots.
 pub fn json(diff: &Diff) -> Result<String, serde_json::Error> {
     let totals = diff.totals();
-    let value = serde_json::json!({
+    let mut value = serde_json::json!({
         "base": diff.base,
         "head": diff.head,
         "differs": !diff.is_empty(),
@@ -544,6 +565,10 @@ pub fn json(diff: &Diff) -> Result<String, serde_json::Error> {
         "objects": diff.objects,
         "unreadable": diff.unreadable,
     });
+    // Only `diff --live` asks a server; the revision diff's JSON stays as it was.
+    if !diff.impact.server_refused.is_empty() {
+        value["impact"]["server_refused"] = serde_json::to_value(&diff.impact.server_refused)?;
+    }
     Ok(format!("{}\n", serde_json::to_string_pretty(&value)?))
 }
 

@@ -201,7 +201,10 @@ pub fn key_of(object: &Value) -> Option<Key> {
     ))
 }
 
-async fn discover(connection: &Connection, groups: &[&str]) -> Result<Discovery, AskError> {
+pub(super) async fn discover(
+    connection: &Connection,
+    groups: &[&str],
+) -> Result<Discovery, AskError> {
     let aggregated = Discovery::new(connection.client.clone())
         .filter(groups)
         .run_aggregated()
@@ -219,7 +222,7 @@ async fn discover(connection: &Connection, groups: &[&str]) -> Result<Discovery,
 
 /// The served resource of a kind: the rendered version when served, else the group's
 /// preferred version that has the kind (the server converts between them).
-fn resolve(
+pub(super) fn resolve(
     discovery: &Discovery,
     group: &str,
     version: &str,

@@ -3,6 +3,7 @@
 //! (`kubectl aiml status`), what a server-side apply would change or refuse
 //! (`kubectl aiml diff --live`), and the live colours of `kubectl aiml graph --live`.
 
+pub mod apply;
 pub mod clusters;
 pub mod fetch;
 pub mod health;

@@ -241,27 +241,24 @@ pub async fn collect(
     .buffer_unordered(CONCURRENT_CLUSTERS)
     .collect()
     .await;
-    let answer_of =
-        |context: &Resolved| -> Option<Result<&Listed, AskError>> {
-            match context {
-                None => None,
-                Some(Err(error)) => Some(Err(error.clone())),
-                Some(Ok(context)) => Some(match connections.get(context) {
-                    Some(Ok(connection)) => {
-                        match answers.get(&(Arc::as_ptr(connection) as usize)) {
-                            Some(Ok(listed)) => Ok(listed),
-                            Some(Err(error)) => Err(error.clone()),
-                            None => Ok(EMPTY.get_or_init(Listed::default)),
-                        }
-                    }
+    let answer_of = |context: &Resolved| -> Option<Result<&Listed, AskError>> {
+        match context {
+            None => None,
+            Some(Err(error)) => Some(Err(error.clone())),
+            Some(Ok(context)) => Some(match connections.get(context) {
+                Some(Ok(connection)) => match answers.get(&(Arc::as_ptr(connection) as usize)) {
+                    Some(Ok(listed)) => Ok(listed),
                     Some(Err(error)) => Err(error.clone()),
-                    None => Err(AskError::Failed {
-                        context: context.clone(),
-                        message: "no connection was made".into(),
-                    }),
+                    None => Ok(EMPTY.get_or_init(Listed::default)),
+                },
+                Some(Err(error)) => Err(error.clone()),
+                None => Err(AskError::Failed {
+                    context: context.clone(),
+                    message: "no connection was made".into(),
                 }),
-            }
-        };
+            }),
+        }
+    };
     let targets = all
         .iter()
         .zip(&resolved)

@@ -1,0 +1,459 @@
+//! `kubectl aiml diff --live`: every rendered object through a server-side apply dry run
+//! (`dryRun=All`, field manager `kubectl-aiml`, conflicts forced: the sync engine owns the
+//! fields today) on the cluster it targets, compared with what the cluster holds now.
+//!
+//! The comparison is the one `diff` makes between two revisions ([`crate::gitops::diff`]):
+//! the base side is the live objects, the new side what the server says they would become (its
+//! defaults filled in on both sides, so only real changes show), so the impact — destroyed,
+//! recreated, accelerators, cost — reads the same. What the server refuses (schema, CEL rules,
+//! immutable fields, admission) is an impact line of its own. Objects that carry the tool's
+//! labels for a blueprint asked about but are no longer rendered show as removed: the sync
+//! engine prunes them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use futures::StreamExt;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use serde_json::Value;
+
+use super::clusters::{self, AskError, Connection, Options, Source};
+use super::fetch::{self, KindListing, Query};
+use super::targets::{self, ClusterId};
+use crate::gitops::diff::{self, Diff, Object, Side};
+use crate::gitops::impact::ServerRefusal;
+use crate::settings::Settings;
+
+/// The field manager of the dry runs.
+pub const FIELD_MANAGER: &str = "kubectl-aiml";
+/// Dry runs in flight on one cluster.
+const CONCURRENT_APPLIES: usize = 16;
+/// The label naming an object's blueprint.
+const INSTANCE_LABEL: &str = "app.kubernetes.io/instance";
+/// Longest server message kept.
+const MAX_MESSAGE: usize = 600;
+
+/// The live comparison, and the clusters that could not be asked.
+#[derive(Debug)]
+pub struct LiveDiff {
+    /// Live objects → what a sync would make of them.
+    pub diff: Diff,
+    /// Clusters that could not be asked, with the blueprints they hold.
+    pub errors: Vec<(Vec<String>, AskError)>,
+}
+
+/// One rendered object, where it goes.
+struct Planned<'s> {
+    object: &'s Object,
+    blueprint: String,
+}
+
+/// Compares the blueprints `names` (all when empty) with the clusters they target.
+pub async fn compare(
+    side: &Side,
+    settings: &Settings,
+    names: &[String],
+    options: &Options,
+    source: &Source,
+    max_objects: usize,
+) -> LiveDiff {
+    let all = targets::targets(side, settings, names);
+    let mut by_cluster: BTreeMap<ClusterId, Vec<Planned<'_>>> = BTreeMap::new();
+    let mut errors: Vec<(Vec<String>, AskError)> = Vec::new();
+    for target in &all {
+        let Some(cluster) = &target.cluster else {
+            errors.push((
+                vec![target.blueprint.clone()],
+                AskError::NoContext {
+                    cluster: format!("workload cluster of `{}`", target.blueprint),
+                    context: String::new(),
+                    fix: "no sync object or ContainerCluster in `rendered/` names it: pass `--context`".into(),
+                },
+            ));
+            continue;
+        };
+        let planned = by_cluster.entry(cluster.clone()).or_default();
+        planned.extend(target.objects.iter().map(|object| Planned {
+            object,
+            blueprint: target.blueprint.clone(),
+        }));
+        if let Some(sync) = &target.sync
+            && let Some(object) = side.get(crate::graph::SYNC_FOLDER, &sync.id)
+        {
+            by_cluster
+                .entry(sync.cluster.clone())
+                .or_default()
+                .push(Planned {
+                    object,
+                    blueprint: target.blueprint.clone(),
+                });
+        }
+    }
+    // Contexts, then one connection per distinct server and user.
+    let mut per_context: BTreeMap<String, Vec<Planned<'_>>> = BTreeMap::new();
+    for (cluster, planned) in by_cluster {
+        match clusters::context_for(&cluster, settings, options, source) {
+            Ok(context) => per_context.entry(context).or_default().extend(planned),
+            Err(error) => errors.push((blueprints_of(&planned), error)),
+        }
+    }
+    let contexts: BTreeSet<String> = per_context.keys().cloned().collect();
+    let connections = clusters::connect(&contexts, source, options).await;
+    let mut per_connection: BTreeMap<usize, (Arc<Connection>, Vec<Planned<'_>>)> = BTreeMap::new();
+    for (context, planned) in per_context {
+        match &connections[&context] {
+            Ok(connection) => per_connection
+                .entry(Arc::as_ptr(connection) as usize)
+                .or_insert_with(|| (connection.clone(), Vec::new()))
+                .1
+                .extend(planned),
+            Err(error) => errors.push((blueprints_of(&planned), error.clone())),
+        }
+    }
+    let selected: BTreeSet<String> = all.iter().map(|t| t.blueprint.clone()).collect();
+    let results: Vec<_> =
+        futures::stream::iter(per_connection.into_values().map(|(connection, planned)| {
+            let selected = &selected;
+            async move {
+                let outcome = tokio::time::timeout(
+                    connection.timeout,
+                    compare_cluster(&connection, &planned, selected, max_objects),
+                )
+                .await
+                .unwrap_or_else(|_| {
+                    Err(AskError::Timeout {
+                        context: connection.context.clone(),
+                        server: connection.server.clone(),
+                        seconds: connection.timeout.as_secs(),
+                    })
+                });
+                (blueprints_of(&planned), outcome)
+            }
+        }))
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    let mut live = Side::default();
+    let mut would_be = Side::default();
+    let mut refusals = Vec::new();
+    for (blueprints, outcome) in results {
+        match outcome {
+            Ok(cluster) => {
+                for (folder, path, text) in cluster.live {
+                    live.insert_text(&folder, path, &text);
+                }
+                for (folder, path, text) in cluster.would_be {
+                    would_be.insert_text(&folder, path, &text);
+                }
+                refusals.extend(cluster.refusals);
+            }
+            Err(error) => errors.push((blueprints, error)),
+        }
+    }
+    let mut diff = diff::diff(&live, &would_be, "the clusters", "rendered/ applied");
+    refusals.sort_by(|a: &ServerRefusal, b| {
+        (&a.blueprint, a.object.to_string()).cmp(&(&b.blueprint, b.object.to_string()))
+    });
+    diff.impact.server_refused = refusals;
+    errors.sort_by_key(|(blueprints, _)| blueprints.clone());
+    LiveDiff { diff, errors }
+}
+
+fn blueprints_of(planned: &[Planned<'_>]) -> Vec<String> {
+    let names: BTreeSet<String> = planned.iter().map(|p| p.blueprint.clone()).collect();
+    names.into_iter().collect()
+}
+
+/// One cluster's two sides, as `(folder, path, JSON text)`, and its refusals.
+#[derive(Default)]
+struct ClusterComparison {
+    live: Vec<(String, String, String)>,
+    would_be: Vec<(String, String, String)>,
+    refusals: Vec<ServerRefusal>,
+}
+
+async fn compare_cluster(
+    connection: &Connection,
+    planned: &[Planned<'_>],
+    selected: &BTreeSet<String>,
+    max_objects: usize,
+) -> Result<ClusterComparison, AskError> {
+    let mut query = Query {
+        max_objects,
+        ..Query::default()
+    };
+    for item in planned {
+        let (group, version) = split_api_version(&item.object.api_version);
+        query
+            .kinds
+            .entry((group, version, item.object.id.kind.clone()))
+            .or_default()
+            .extend(item.object.id.namespace.clone());
+    }
+    let listed = fetch::fetch(connection, &query).await?;
+    let groups: BTreeSet<&str> = query.kinds.keys().map(|(g, _, _)| g.as_str()).collect();
+    let groups: Vec<&str> = groups.into_iter().collect();
+    let discovery = fetch::discover(connection, &groups).await?;
+    let mut comparison = ClusterComparison::default();
+    let mut rendered_keys = BTreeSet::new();
+    for item in planned {
+        let id = &item.object.id;
+        let key = (
+            id.group.clone(),
+            id.kind.clone(),
+            id.namespace.clone(),
+            id.name.clone(),
+        );
+        rendered_keys.insert(key.clone());
+    }
+    let dry_runs = futures::stream::iter(planned.iter().map(|item| {
+        let discovery = &discovery;
+        let listed = &listed;
+        async move { (item, dry_run(connection, discovery, listed, item).await) }
+    }))
+    .buffer_unordered(CONCURRENT_APPLIES)
+    .collect::<Vec<_>>()
+    .await;
+    for (item, result) in dry_runs {
+        let id = &item.object.id;
+        let key = (
+            id.group.clone(),
+            id.kind.clone(),
+            id.namespace.clone(),
+            id.name.clone(),
+        );
+        let live = listed.objects.get(&key);
+        let (folder, path) = (item.object.folder.clone(), item.object.path.clone());
+        match result? {
+            Ok(result) => {
+                if let Some(live) = live {
+                    comparison
+                        .live
+                        .push((folder.clone(), path.clone(), normalized(live)));
+                }
+                comparison
+                    .would_be
+                    .push((folder, path, normalized(&result)));
+            }
+            Err((reason, message)) => {
+                // No server result to compare: the rendered object against the fields of the
+                // live one it sets, so the change shows without the server's defaults.
+                let rendered = crate::yaml::to_json(&item.object.node);
+                if let Some(live) = live {
+                    let projected = project(
+                        &serde_json::from_str(&normalized(live)).unwrap_or(Value::Null),
+                        &rendered,
+                    );
+                    comparison.live.push((
+                        folder.clone(),
+                        path.clone(),
+                        serde_json::to_string_pretty(&projected).unwrap_or_default(),
+                    ));
+                }
+                comparison.would_be.push((
+                    folder,
+                    path,
+                    serde_json::to_string_pretty(&rendered).unwrap_or_default(),
+                ));
+                comparison.refusals.push(ServerRefusal {
+                    blueprint: item.blueprint.clone(),
+                    object: item.object.id.clone(),
+                    context: connection.context.clone(),
+                    reason,
+                    message,
+                });
+            }
+        }
+    }
+    // Ours on the cluster but no longer rendered: the sync engine prunes them.
+    let mut extras: Vec<(&fetch::Key, &Value)> = listed
+        .objects
+        .iter()
+        .filter(|(key, _)| !rendered_keys.contains(*key))
+        .collect();
+    extras.sort_by(|a, b| a.0.cmp(b.0));
+    for (key, object) in extras {
+        let Some(blueprint) = object
+            .pointer("/metadata/labels")
+            .and_then(|labels| labels.get(INSTANCE_LABEL))
+            .and_then(Value::as_str)
+            .filter(|b| selected.contains(*b))
+        else {
+            continue;
+        };
+        let (group, kind, namespace, name) = key;
+        let path = format!(
+            "{}: {kind}{}/{}{name}",
+            connection.context,
+            if group.is_empty() {
+                String::new()
+            } else {
+                format!(".{group}")
+            },
+            namespace
+                .as_ref()
+                .map(|n| format!("{n}/"))
+                .unwrap_or_default()
+        );
+        comparison
+            .live
+            .push((blueprint.to_string(), path, normalized(object)));
+    }
+    Ok(comparison)
+}
+
+fn split_api_version(api_version: &str) -> (String, String) {
+    match api_version.rsplit_once('/') {
+        Some((group, version)) => (group.to_string(), version.to_string()),
+        None => (String::new(), api_version.to_string()),
+    }
+}
+
+/// The server-side apply dry run of one object: `Ok(Ok(result))`, `Ok(Err((reason,
+/// message)))` when the server refuses it, `Err` when the cluster cannot be asked (RBAC
+/// forbids the patch, the connection fails).
+async fn dry_run(
+    connection: &Connection,
+    discovery: &kube::Discovery,
+    listed: &fetch::Listed,
+    item: &Planned<'_>,
+) -> Result<Result<Value, (String, String)>, AskError> {
+    let id = &item.object.id;
+    let (group, version) = split_api_version(&item.object.api_version);
+    if listed.kinds.get(&(group.clone(), id.kind.clone())) == Some(&KindListing::NotServed) {
+        return Ok(Err((
+            "KindNotServed".into(),
+            format!(
+                "the cluster does not serve {} ({}): its CustomResourceDefinition is not installed",
+                id.kind, item.object.api_version
+            ),
+        )));
+    }
+    let Some((resource, _)) = fetch::resolve(discovery, &group, &version, &id.kind) else {
+        return Ok(Err((
+            "KindNotServed".into(),
+            format!("the cluster does not serve {}", item.object.api_version),
+        )));
+    };
+    let api: Api<DynamicObject> = match &id.namespace {
+        Some(namespace) => Api::namespaced_with(connection.client.clone(), namespace, &resource),
+        None => Api::all_with(connection.client.clone(), &resource),
+    };
+    let body = crate::yaml::to_json(&item.object.node);
+    let params = PatchParams::apply(FIELD_MANAGER).dry_run().force();
+    match api.patch(&id.name, &params, &Patch::Apply(&body)).await {
+        Ok(object) => Ok(Ok(serde_json::to_value(&object).unwrap_or(Value::Null))),
+        Err(kube::Error::Api(status)) if is_refusal(&status) => Ok(Err((
+            if status.reason.is_empty() {
+                status.code.to_string()
+            } else {
+                status.reason.clone()
+            },
+            crate::diagnostic::sanitize(&refusal_message(&status), MAX_MESSAGE),
+        ))),
+        Err(error) => {
+            let resource = format!("{}.{}", resource.plural, resource.group);
+            Err(clusters::ask_error(
+                connection,
+                &error,
+                "patch",
+                resource.trim_end_matches('.'),
+                id.namespace.as_deref(),
+            ))
+        }
+    }
+}
+
+/// Whether the server refused the object itself (schema, CEL, immutable field, admission, a
+/// missing namespace), as opposed to refusing the user (RBAC) or failing.
+fn is_refusal(status: &kube::core::Status) -> bool {
+    match status.code {
+        400 | 404 | 409 | 422 => true,
+        // RBAC says "cannot patch resource"; an admission webhook or policy denies the request.
+        403 => !status.message.contains("cannot patch resource"),
+        _ => false,
+    }
+}
+
+/// What the server says is wrong, field by field when it says so (`spec.template: field is
+/// immutable`): an invalid value is printed by the server as a Go structure, which says
+/// nothing a person can use, so a long cause keeps only its last clause.
+fn refusal_message(status: &kube::core::Status) -> String {
+    let causes: Vec<String> = status
+        .details
+        .as_ref()
+        .map(|details| details.causes.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .take(10)
+        .map(|cause| {
+            let message = if cause.message.chars().count() > 200 {
+                cause
+                    .message
+                    .rsplit_once(": ")
+                    .map_or(cause.message.as_str(), |(_, last)| last)
+            } else {
+                cause.message.as_str()
+            };
+            if cause.field.is_empty() {
+                message.to_string()
+            } else {
+                format!("{}: {message}", cause.field)
+            }
+        })
+        .collect();
+    if causes.is_empty() {
+        status.message.clone()
+    } else {
+        causes.join("; ")
+    }
+}
+
+/// `live` keeping only the fields `rendered` sets (lists of the same length field by field).
+fn project(live: &Value, rendered: &Value) -> Value {
+    match (live, rendered) {
+        (Value::Object(live), Value::Object(rendered)) => Value::Object(
+            rendered
+                .iter()
+                .filter_map(|(key, value)| Some((key.clone(), project(live.get(key)?, value))))
+                .collect(),
+        ),
+        (Value::Array(live), Value::Array(rendered)) if live.len() == rendered.len() => {
+            Value::Array(
+                live.iter()
+                    .zip(rendered)
+                    .map(|(l, r)| project(l, r))
+                    .collect(),
+            )
+        }
+        _ => live.clone(),
+    }
+}
+
+/// A live object without what the server alone sets (status, managed fields, versions,
+/// uid, timestamps): JSON text, which reads as YAML.
+fn normalized(object: &Value) -> String {
+    let mut object = object.clone();
+    if let Value::Object(map) = &mut object {
+        map.remove("status");
+        if let Some(Value::Object(metadata)) = map.get_mut("metadata") {
+            for field in [
+                "managedFields",
+                "resourceVersion",
+                "uid",
+                "creationTimestamp",
+                "generation",
+                "selfLink",
+            ] {
+                metadata.remove(field);
+            }
+            if let Some(Value::Object(annotations)) = metadata.get_mut("annotations") {
+                annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+                if annotations.is_empty() {
+                    metadata.remove("annotations");
+                }
+            }
+        }
+    }
+    serde_json::to_string_pretty(&object).unwrap_or_default()
+}
