@@ -96,7 +96,53 @@ pub struct GraphNode {
     pub plane: Option<Plane>,
     /// Its folder under `rendered/` (empty for external nodes).
     pub folder: String,
+    /// The object it stands for (object nodes only).
+    pub object: Option<ObjectRef>,
+    /// A style class set by the caller (`graph --live`: the object's state), drawn as a
+    /// colour; `None` draws the node plain.
+    pub class: Option<NodeClass>,
 }
+
+/// How `graph --live` colours a node: the state of its object on the cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeClass {
+    /// Ready.
+    Ready,
+    /// Not ready yet.
+    Progressing,
+    /// Needs a person.
+    Failed,
+    /// Not on the cluster.
+    Missing,
+}
+
+impl NodeClass {
+    fn name(self) -> &'static str {
+        match self {
+            NodeClass::Ready => "ready",
+            NodeClass::Progressing => "progressing",
+            NodeClass::Failed => "failed",
+            NodeClass::Missing => "missing",
+        }
+    }
+
+    /// Fill and stroke colours (green, amber, red, grey), the same in both languages.
+    fn colours(self) -> (&'static str, &'static str) {
+        match self {
+            NodeClass::Ready => ("#d4edda", "#28a745"),
+            NodeClass::Progressing => ("#fff3cd", "#d39e00"),
+            NodeClass::Failed => ("#f8d7da", "#dc3545"),
+            NodeClass::Missing => ("#e2e3e5", "#6c757d"),
+        }
+    }
+}
+
+const CLASSES: [NodeClass; 4] = [
+    NodeClass::Ready,
+    NodeClass::Progressing,
+    NodeClass::Failed,
+    NodeClass::Missing,
+];
 
 /// One edge: `from` and `to` index [`Graph::nodes`].
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -685,6 +731,8 @@ fn assemble(items: &[Item<'_>], found: Vec<Found>, max_nodes: usize) -> Result<G
                 label: id.to_string(),
                 plane: Some(item.plane),
                 folder: item.object.folder.clone(),
+                object: Some(id.clone()),
+                class: None,
             },
         );
         object_keys.push(node_key);
@@ -707,6 +755,8 @@ fn assemble(items: &[Item<'_>], found: Vec<Found>, max_nodes: usize) -> Result<G
                         label: format!("{dir}/"),
                         plane: Some(plane),
                         folder,
+                        object: None,
+                        class: None,
                     });
                     key
                 }
@@ -762,6 +812,8 @@ fn external(nodes: &mut BTreeMap<NodeKey, GraphNode>, label: String) -> NodeKey 
         label,
         plane: None,
         folder: String::new(),
+        object: None,
+        class: None,
     });
     key
 }
@@ -831,8 +883,10 @@ struct Syntax {
     open: fn(&str, &str, &str) -> String,
     /// Closes a subgraph at an indent.
     close: fn(&str) -> String,
-    /// A node inside a subgraph: id, escaped label, whether it is a folder.
-    node: fn(&str, &str, bool) -> String,
+    /// A node inside a subgraph: id, escaped label, whether it is a folder, its class.
+    node: fn(&str, &str, bool, Option<NodeClass>) -> String,
+    /// The definitions of the classes, when any node has one.
+    classes: fn() -> String,
     /// An external node: id, escaped label.
     external: fn(&str, &str) -> String,
     /// An edge: from, to, escaped label, whether it ends at an external node.
@@ -845,12 +899,24 @@ const MERMAID: Syntax = Syntax {
     escape: mermaid_text,
     open: |indent, id, title| format!("{indent}subgraph {id}[\"{title}\"]\n"),
     close: |indent| format!("{indent}end\n"),
-    node: |id, label, folder| {
+    node: |id, label, folder, class| {
+        let class = class
+            .map(|c| format!(":::{}", c.name()))
+            .unwrap_or_default();
         if folder {
-            format!("            {id}([\"{label}\"])\n")
+            format!("            {id}([\"{label}\"]){class}\n")
         } else {
-            format!("            {id}[\"{label}\"]\n")
+            format!("            {id}[\"{label}\"]{class}\n")
         }
+    },
+    classes: || {
+        CLASSES
+            .iter()
+            .map(|c| {
+                let (fill, stroke) = c.colours();
+                format!("    classDef {} fill:{fill},stroke:{stroke}\n", c.name())
+            })
+            .collect()
     },
     external: |id, label| format!("    {id}[\"external: {label}\"]:::external\n"),
     edge: |from, to, label, external| {
@@ -867,10 +933,17 @@ const DOT: Syntax = Syntax {
         format!("{indent}subgraph cluster_{id} {{\n{indent}    label=\"{title}\";\n")
     },
     close: |indent| format!("{indent}}}\n"),
-    node: |id, label, folder| {
+    node: |id, label, folder, class| {
         let shape = if folder { ", shape=folder" } else { "" };
-        format!("            {id} [label=\"{label}\"{shape}];\n")
+        let colour = class
+            .map(|c| {
+                let (fill, stroke) = c.colours();
+                format!(", style=filled, fillcolor=\"{fill}\", color=\"{stroke}\"")
+            })
+            .unwrap_or_default();
+        format!("            {id} [label=\"{label}\"{shape}{colour}];\n")
     },
+    classes: String::new,
     external: |id, label| format!("    {id} [label=\"external: {label}\", style=dashed];\n"),
     edge: |from, to, label, external| {
         let style = if external { ", style=dashed" } else { "" };
@@ -881,6 +954,9 @@ const DOT: Syntax = Syntax {
 /// The graph in one output language: planes, folders and their nodes, external nodes, edges.
 fn write(graph: &Graph, syntax: &Syntax) -> String {
     let mut out = String::from(syntax.header);
+    if graph.nodes.iter().any(|n| n.class.is_some()) {
+        out.push_str(&(syntax.classes)());
+    }
     for (plane, folders) in groups(graph) {
         let plane_id = plane_id(plane);
         out.push_str(&(syntax.open)("    ", plane_id, plane_title(plane)));
@@ -894,6 +970,7 @@ fn write(graph: &Graph, syntax: &Syntax) -> String {
                     &node.id,
                     &label,
                     node.kind == NodeKind::Folder,
+                    node.class,
                 ));
             }
             out.push_str(&(syntax.close)("        "));

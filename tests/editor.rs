@@ -357,7 +357,10 @@ fn completion_of_commands_flags_and_explain_paths() {
     let (flags, _) = complete(&repo, &["render", "--c"]);
     assert_eq!(flags, ["--check", "--commit"]);
     let (formats, _) = complete(&repo, &["-o", ""]);
-    assert_eq!(formats, ["text", "json", "markdown", "mermaid", "dot"]);
+    assert_eq!(
+        formats,
+        ["text", "json", "markdown", "mermaid", "dot", "yaml"]
+    );
     let (formats, _) = complete(&repo, &["diff", "--output=ma"]);
     assert_eq!(formats, ["--output=markdown"]);
     let (kinds, directive) = complete(&repo, &["explain", "Sax"]);

@@ -288,6 +288,27 @@ fn status_follows_a_blueprint_from_nothing_to_ready_through_a_failure() {
             && line.contains("NVIDIA_T4_GPUS"),
         "{line}"
     );
+    // `graph --live` colours the pool red, a ready object green.
+    let run = aiml(&repo, &kubeconfig, &["graph", BLUEPRINT, "--live"]);
+    run.expect_code(0);
+    let node = |label: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.contains(&format!("[\"{label}\"]")))
+            .unwrap_or_else(|| panic!("no node {label}:\n{}", run.stdout))
+            .to_string()
+    };
+    assert!(node("ContainerNodePool/my-project/triton-t4-hpa-gpu-pool").ends_with(":::failed"));
+    assert!(node("ContainerCluster/my-project/triton-t4-hpa").ends_with(":::ready"));
+    run.stdout_has("classDef failed fill:#f8d7da");
+    let run = aiml(
+        &repo,
+        &kubeconfig,
+        &["graph", BLUEPRINT, "--live", "-o", "dot"],
+    );
+    run.expect_code(0);
+    run.stdout_has("fillcolor=\"#f8d7da\"");
+
     // `--wait` stops at once on a failure instead of waiting for the timeout.
     let began = std::time::Instant::now();
     status(&repo, &kubeconfig, &[BLUEPRINT, "--wait=2m"]).expect_code(1);

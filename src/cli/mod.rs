@@ -181,11 +181,21 @@ enum Command {
     /// Draw the rendered objects and their edges (Config Connector references, depends-on,
     /// Service selectors, autoscaler targets, Kueue queues, sync roots) as Mermaid or DOT.
     #[command(
-        after_help = "Examples:\n  kubectl aiml graph                       # every blueprint and rendered/_sync, Mermaid\n  kubectl aiml graph triton-t4-hpa -o dot | dot -Tsvg > triton.svg"
+        after_help = "Examples:\n  kubectl aiml graph                       # every blueprint and rendered/_sync, Mermaid\n  kubectl aiml graph triton-t4-hpa -o dot | dot -Tsvg > triton.svg\n  kubectl aiml graph triton-t4-hpa --live    # coloured by what the clusters say"
     )]
     Graph {
         /// The blueprint to draw (default: every folder of rendered/, with the sync roots).
         name: Option<String>,
+        /// Colour each object by its state on the cluster (as `status` reads it): green
+        /// ready, amber progressing, red failed, grey missing.
+        #[arg(long)]
+        live: bool,
+        /// With `--live`: the kubeconfig context for every cluster.
+        #[arg(long, value_name = "NAME", requires = "live")]
+        context: Option<String>,
+        /// With `--live`: how long one cluster may take to answer.
+        #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = status::parse_duration, requires = "live")]
+        request_timeout: std::time::Duration,
     },
     /// Show what the clusters applied of rendered/ and whether it is ready: sync objects
     /// (synced commit, errors), Config Connector `Ready`, workloads, Kueue admission, nodes.
@@ -457,7 +467,21 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 }),
             },
         ),
-        Command::Graph { name } => graph::run(&context, output, name.as_deref()),
+        Command::Graph {
+            name,
+            live,
+            context: kube_context,
+            request_timeout,
+        } => graph::run(
+            &context,
+            output,
+            name.as_deref(),
+            live.then_some(aiml::live::clusters::Options {
+                context: kube_context,
+                timeout: request_timeout,
+            })
+            .as_ref(),
+        ),
         Command::Status {
             names,
             wait,

@@ -5,6 +5,7 @@
 
 pub mod apply;
 pub mod clusters;
+pub mod colour;
 pub mod fetch;
 pub mod health;
 pub mod status;
