@@ -161,6 +161,16 @@ fn text(report: &Report) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+    let mut notes: Vec<String> = report
+        .targets
+        .iter()
+        .flat_map(|t| t.unread.iter().map(|u| sanitize(u, 400)))
+        .collect();
+    notes.sort();
+    notes.dedup();
+    for note in notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
     out
 }
 

@@ -58,6 +58,10 @@ pub struct Listed {
     pub nodes: Vec<Value>,
     /// The Kueue Workloads of the namespaces asked for.
     pub workloads: Vec<Value>,
+    /// What could not be read of what only adds detail (nodes, Kueue Workloads), and why: a
+    /// user who may read the blueprint's objects but not the cluster's nodes still gets a
+    /// status.
+    pub unread: Vec<String>,
 }
 
 /// Asks `connection` everything in `query`, within its time limit.
@@ -153,8 +157,18 @@ async fn fetch_all(connection: &Connection, query: &Query) -> Result<Listed, Ask
     let mut results = futures::stream::iter(jobs.iter().map(|job| run(connection, job)))
         .buffer_unordered(CONCURRENT_LISTS);
     let mut total = 0usize;
-    while let Some(result) = results.next().await {
-        let (bucket, objects) = result?;
+    while let Some((bucket, result)) = results.next().await {
+        let objects = match result {
+            Ok(objects) => objects,
+            Err(error) if bucket != Bucket::Ours => {
+                listed.unread.push(match bucket {
+                    Bucket::Nodes => format!("nodes not read: {error}"),
+                    _ => format!("Kueue Workloads not read: {error}"),
+                });
+                continue;
+            }
+            Err(error) => return Err(error),
+        };
         total += objects.len();
         if total > query.max_objects {
             return Err(AskError::Failed {
@@ -242,12 +256,16 @@ pub(super) fn resolve(
     Some((found.0, found.1.scope))
 }
 
-async fn run(connection: &Connection, job: &Job) -> Result<(Bucket, Vec<Value>), AskError> {
+async fn run(connection: &Connection, job: &Job) -> (Bucket, Result<Vec<Value>, AskError>) {
+    (job.bucket, run_job(connection, job).await)
+}
+
+async fn run_job(connection: &Connection, job: &Job) -> Result<Vec<Value>, AskError> {
     let resource = format!("{}.{}", job.resource.plural, job.resource.group)
         .trim_end_matches('.')
         .to_string();
     match list(connection, job, job.namespace.as_deref()).await {
-        Ok(objects) => Ok((job.bucket, objects)),
+        Ok(objects) => Ok(objects),
         Err(error)
             if is_forbidden(&error) && job.namespace.is_none() && !job.fallback.is_empty() =>
         {
@@ -259,7 +277,7 @@ async fn run(connection: &Connection, job: &Job) -> Result<(Bucket, Vec<Value>),
                     })?,
                 );
             }
-            Ok((job.bucket, objects))
+            Ok(objects)
         }
         Err(error) => Err(ask_error(
             connection,

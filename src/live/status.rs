@@ -109,6 +109,9 @@ pub struct TargetStatus {
     /// The accelerator node pools the blueprint creates, with their nodes (workload targets).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub node_pools: Vec<PoolStatus>,
+    /// Details that could not be read (nodes, Kueue Workloads), and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unread: Vec<String>,
 }
 
 /// The sync object of a target.
@@ -395,6 +398,7 @@ fn assess_target(
         error: None,
         objects: Vec::new(),
         node_pools: Vec::new(),
+        unread: Vec::new(),
     };
     if target.cluster.is_none() {
         status.error = Some(AskError::NoContext {
@@ -437,6 +441,7 @@ fn assess_target(
         None => return status,
     };
     let owned_workloads = workloads_by_owner(listed);
+    status.unread.clone_from(&listed.unread);
     for object in &target.objects {
         let key = sync_object_key(&object.id);
         let (health, admission) = match listed.objects.get(&key) {
@@ -456,7 +461,8 @@ fn assess_target(
             admission,
         });
     }
-    if target.plane == Plane::Workload {
+    let nodes_read = !listed.unread.iter().any(|u| u.starts_with("nodes"));
+    if target.plane == Plane::Workload && nodes_read {
         for pool in pools.iter().filter(|p| p.accelerated) {
             let nodes: Vec<&Value> = listed
                 .nodes
