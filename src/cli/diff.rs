@@ -15,15 +15,7 @@ pub(super) struct Options {
     /// `--exit-code`: exit 1 when anything differs.
     pub exit_code: bool,
     /// `--live`: compare with the clusters instead.
-    pub live: Option<Live>,
-}
-
-/// What `diff --live` was asked to do.
-pub(super) struct Live {
-    /// The blueprints (all when empty).
-    pub names: Vec<String>,
-    /// `--context` and `--request-timeout`.
-    pub clusters: aiml::live::clusters::Options,
+    pub live: Option<super::status::Selection>,
 }
 
 pub(super) fn run(
@@ -90,7 +82,7 @@ fn run_live(
     context: &Context<'_>,
     output: Output,
     options: &Options,
-    live: &Live,
+    live: &super::status::Selection,
     root: &std::path::Path,
 ) -> anyhow::Result<Outcome> {
     let side = diff::read_dir(&root.join(RENDERED_DIR), context.limits.max_file_size)?;

@@ -458,7 +458,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 base,
                 render,
                 exit_code,
-                live: live.then_some(diff::Live {
+                live: live.then_some(status::Selection {
                     names,
                     clusters: aiml::live::clusters::Options {
                         context: kube_context,
@@ -491,12 +491,14 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             &context,
             output,
             &status::Options {
-                names,
-                wait,
-                clusters: aiml::live::clusters::Options {
-                    context: kube_context,
-                    timeout: request_timeout,
+                selection: status::Selection {
+                    names,
+                    clusters: aiml::live::clusters::Options {
+                        context: kube_context,
+                        timeout: request_timeout,
+                    },
                 },
+                wait,
             },
         ),
         Command::Blueprints { schema: Some(kind) } => blueprints::schema(&context, &kind),

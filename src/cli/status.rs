@@ -18,14 +18,20 @@ const POLL: Duration = Duration::from_secs(2);
 /// Longest problem shown on the one-line view (the JSON has it whole).
 const MAX_PROBLEM: usize = 240;
 
-/// What `status` was asked to do.
-pub(super) struct Options {
+/// The blueprints asked about and how to reach their clusters (`status`, `diff --live`).
+pub(super) struct Selection {
     /// The blueprints (all when empty).
     pub names: Vec<String>,
-    /// `--wait`: how long to wait for everything to be ready.
-    pub wait: Option<Duration>,
     /// `--context` and `--request-timeout`.
     pub clusters: ClusterOptions,
+}
+
+/// What `status` was asked to do.
+pub(super) struct Options {
+    /// Which blueprints, which clusters.
+    pub selection: Selection,
+    /// `--wait`: how long to wait for everything to be ready.
+    pub wait: Option<Duration>,
 }
 
 pub(super) fn run(
@@ -35,7 +41,7 @@ pub(super) fn run(
 ) -> anyhow::Result<Outcome> {
     let root = context.root()?;
     let side = diff::read_dir(&root.join(RENDERED_DIR), context.limits.max_file_size)?;
-    check_names(&side, &options.names)?;
+    check_names(&side, &options.selection.names)?;
     let Some(settings) = settings(context, &root)? else {
         return Ok(Outcome::Failure);
     };
@@ -47,9 +53,9 @@ pub(super) fn run(
         let report = runtime.block_on(status::collect(
             &side,
             &settings,
-            &options.names,
+            &options.selection.names,
             head.clone(),
-            &options.clusters,
+            &options.selection.clusters,
             &source,
             context.limits.max_live_objects,
         ));

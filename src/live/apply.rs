@@ -178,17 +178,9 @@ async fn compare_cluster(
     selected: &BTreeSet<String>,
     max_objects: usize,
 ) -> Result<ClusterComparison, AskError> {
-    let mut query = Query {
-        max_objects,
-        ..Query::default()
-    };
+    let mut query = Query::new(max_objects);
     for item in planned {
-        let (group, version) = split_api_version(&item.object.api_version);
-        query
-            .kinds
-            .entry((group, version, item.object.id.kind.clone()))
-            .or_default()
-            .extend(item.object.id.namespace.clone());
+        query.ask_for(item.object);
     }
     let listed = fetch::fetch(connection, &query).await?;
     let groups: BTreeSet<&str> = query.kinds.keys().map(|(g, _, _)| g.as_str()).collect();
@@ -198,12 +190,7 @@ async fn compare_cluster(
     let mut rendered_keys = BTreeSet::new();
     for item in planned {
         let id = &item.object.id;
-        let key = (
-            id.group.clone(),
-            id.kind.clone(),
-            id.namespace.clone(),
-            id.name.clone(),
-        );
+        let key = fetch::key_of_id(id);
         rendered_keys.insert(key.clone());
     }
     let dry_runs = futures::stream::iter(planned.iter().map(|item| {
@@ -216,12 +203,7 @@ async fn compare_cluster(
     .await;
     for (item, result) in dry_runs {
         let id = &item.object.id;
-        let key = (
-            id.group.clone(),
-            id.kind.clone(),
-            id.namespace.clone(),
-            id.name.clone(),
-        );
+        let key = fetch::key_of_id(id);
         let live = listed.objects.get(&key);
         let (folder, path) = (item.object.folder.clone(), item.object.path.clone());
         match result? {

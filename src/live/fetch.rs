@@ -38,6 +38,40 @@ pub struct Query {
 /// Identity of a live object: group, kind, namespace, name.
 pub type Key = (String, String, Option<String>, String);
 
+/// The identity of a rendered object, as [`key_of`] reads a live one.
+#[must_use]
+pub fn key_of_id(id: &crate::diagnostic::ObjectRef) -> Key {
+    (
+        id.group.clone(),
+        id.kind.clone(),
+        id.namespace.clone(),
+        id.name.clone(),
+    )
+}
+
+impl Query {
+    /// A query bounded by `max_objects`.
+    #[must_use]
+    pub fn new(max_objects: usize) -> Self {
+        Self {
+            max_objects,
+            ..Self::default()
+        }
+    }
+
+    /// Asks for the kind of the rendered `object`, in its namespace.
+    pub fn ask_for(&mut self, object: &crate::gitops::diff::Object) {
+        let (group, version) = match object.api_version.rsplit_once('/') {
+            Some((group, version)) => (group.to_string(), version.to_string()),
+            None => (String::new(), object.api_version.clone()),
+        };
+        self.kinds
+            .entry((group, version, object.id.kind.clone()))
+            .or_default()
+            .extend(object.id.namespace.clone());
+    }
+}
+
 /// Whether a kind could be listed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KindListing {

@@ -190,20 +190,9 @@ pub async fn collect(
     let pools = pools_by_blueprint(side);
     for (target, (own, sync)) in all.iter().zip(&resolved) {
         if let Some(connection) = connection_of(own) {
-            let query = &mut queries
-                .entry(Arc::as_ptr(&connection) as usize)
-                .or_insert_with(|| {
-                    (
-                        connection.clone(),
-                        Query {
-                            max_objects,
-                            ..Query::default()
-                        },
-                    )
-                })
-                .1;
+            let query = query_for(&mut queries, &connection, max_objects);
             for object in &target.objects {
-                ask_for(query, object);
+                query.ask_for(object);
             }
             if target.plane == Plane::Workload {
                 if let Some(pools) = pools.get(&target.blueprint) {
@@ -219,19 +208,7 @@ pub async fn collect(
         if let (Some(connection), Some(sync)) = (connection_of(sync), &target.sync)
             && let Some(object) = sync_object(side, sync)
         {
-            let query = &mut queries
-                .entry(Arc::as_ptr(&connection) as usize)
-                .or_insert_with(|| {
-                    (
-                        connection.clone(),
-                        Query {
-                            max_objects,
-                            ..Query::default()
-                        },
-                    )
-                })
-                .1;
-            ask_for(query, object);
+            query_for(&mut queries, &connection, max_objects).ask_for(object);
         }
     }
     let answers: HashMap<usize, Result<Listed, AskError>> = futures::stream::iter(
@@ -288,16 +265,16 @@ pub async fn collect(
 
 static EMPTY: std::sync::OnceLock<Listed> = std::sync::OnceLock::new();
 
-fn ask_for(query: &mut Query, object: &Object) {
-    let (group, version) = match object.api_version.rsplit_once('/') {
-        Some((group, version)) => (group.to_string(), version.to_string()),
-        None => (String::new(), object.api_version.clone()),
-    };
-    let namespaces = query
-        .kinds
-        .entry((group, version, object.id.kind.clone()))
-        .or_default();
-    namespaces.extend(object.id.namespace.clone());
+/// The query of `connection` (one per distinct connection).
+fn query_for<'q>(
+    queries: &'q mut BTreeMap<usize, (Arc<Connection>, Query)>,
+    connection: &Arc<Connection>,
+    max_objects: usize,
+) -> &'q mut Query {
+    &mut queries
+        .entry(Arc::as_ptr(connection) as usize)
+        .or_insert_with(|| (connection.clone(), Query::new(max_objects)))
+        .1
 }
 
 fn is_queued_job(object: &Object) -> bool {
@@ -412,7 +389,7 @@ fn assess_target(
     if let (Some(sync_object), Some(answer)) = (&target.sync, sync) {
         match answer {
             Ok(listed) => {
-                let object = sync_object_key(&sync_object.id);
+                let object = fetch::key_of_id(&sync_object.id);
                 let (health, synced) = match listed.objects.get(&object) {
                     Some(live) => health::sync_root(&sync_object.id.kind, live, head),
                     None => (
@@ -443,7 +420,7 @@ fn assess_target(
     let owned_workloads = workloads_by_owner(listed);
     status.unread.clone_from(&listed.unread);
     for object in &target.objects {
-        let key = sync_object_key(&object.id);
+        let key = fetch::key_of_id(&object.id);
         let (health, admission) = match listed.objects.get(&key) {
             Some(live) => {
                 let health = health::assess(&object.id.group, &object.id.kind, live);
@@ -482,15 +459,6 @@ fn assess_target(
     }
     let _ = side;
     status
-}
-
-fn sync_object_key(id: &crate::diagnostic::ObjectRef) -> fetch::Key {
-    (
-        id.group.clone(),
-        id.kind.clone(),
-        id.namespace.clone(),
-        id.name.clone(),
-    )
 }
 
 /// A rendered object the cluster does not have: its kind is not served, or it is not there.
