@@ -277,6 +277,21 @@ fn status_follows_a_blueprint_from_nothing_to_ready_through_a_failure() {
         "{line}"
     );
 
+    // `diff --live` on the empty cluster: everything would be added; the objects in the
+    // blueprint's own namespace cannot be dry-run before it exists (said, not refused); the
+    // Config Connector namespace is the host's to provide, so its objects are refused.
+    let run = aiml(&repo, &kubeconfig, &["diff", "--live", BLUEPRINT]);
+    run.expect_code(1);
+    run.stdout_has("refused by the server")
+        .stdout_has("namespaces \"my-project\" not found")
+        .stderr_has("not checked by the server")
+        .stderr_has("Deployment/triton-t4-hpa/triton");
+    assert!(
+        !run.stdout.contains("Deployment/triton-t4-hpa/triton ["),
+        "{}",
+        run.transcript()
+    );
+
     // 2. Applied, nothing reconciled: Config Connector has not answered.
     apply_blueprint(&server, &repo, BLUEPRINT);
     let run = status(&repo, &kubeconfig, &[BLUEPRINT]);

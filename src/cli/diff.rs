@@ -100,6 +100,13 @@ fn run_live(
         context.limits.max_live_objects,
     ));
     print(context, output, &compared.diff)?;
+    if !compared.unchecked.is_empty() {
+        context.printer.err(&format!(
+            "note: {} not checked by the server: the namespace each lives in does not exist yet and is created by the same apply (a namespaced dry run needs its namespace): {}\n",
+            super::plural(compared.unchecked.len(), "object"),
+            compared.unchecked.join(", ")
+        ));
+    }
     for (blueprints, error) in &compared.errors {
         context
             .printer

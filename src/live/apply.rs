@@ -40,6 +40,9 @@ pub struct LiveDiff {
     pub diff: Diff,
     /// Clusters that could not be asked, with the blueprints they hold.
     pub errors: Vec<(Vec<String>, AskError)>,
+    /// Objects the server could not check because their namespace does not exist yet and the
+    /// same apply creates it (a namespaced dry run needs its namespace): shown as added.
+    pub unchecked: Vec<String>,
 }
 
 /// One rendered object, where it goes.
@@ -136,6 +139,7 @@ pub async fn compare(
     let mut live = Side::default();
     let mut would_be = Side::default();
     let mut refusals = Vec::new();
+    let mut unchecked = Vec::new();
     for (blueprints, outcome) in results {
         match outcome {
             Ok(cluster) => {
@@ -146,6 +150,7 @@ pub async fn compare(
                     would_be.insert_text(&folder, path, &text);
                 }
                 refusals.extend(cluster.refusals);
+                unchecked.extend(cluster.unchecked);
             }
             Err(error) => errors.push((blueprints, error)),
         }
@@ -156,7 +161,12 @@ pub async fn compare(
     });
     diff.impact.server_refused = refusals;
     errors.sort_by_key(|(blueprints, _)| blueprints.clone());
-    LiveDiff { diff, errors }
+    unchecked.sort();
+    LiveDiff {
+        diff,
+        errors,
+        unchecked,
+    }
 }
 
 fn blueprints_of(planned: &[Planned<'_>]) -> Vec<String> {
@@ -170,6 +180,7 @@ struct ClusterComparison {
     live: Vec<(String, String, String)>,
     would_be: Vec<(String, String, String)>,
     refusals: Vec<ServerRefusal>,
+    unchecked: Vec<String>,
 }
 
 async fn compare_cluster(
@@ -187,12 +198,18 @@ async fn compare_cluster(
     let groups: Vec<&str> = groups.into_iter().collect();
     let discovery = fetch::discover(connection, &groups).await?;
     let mut comparison = ClusterComparison::default();
-    let mut rendered_keys = BTreeSet::new();
-    for item in planned {
-        let id = &item.object.id;
-        let key = fetch::key_of_id(id);
-        rendered_keys.insert(key.clone());
-    }
+    let rendered_keys: BTreeSet<fetch::Key> = planned
+        .iter()
+        .map(|item| fetch::key_of_id(&item.object.id))
+        .collect();
+    // Namespaces this apply creates: objects in them cannot be dry-run before they exist.
+    let new_namespaces: BTreeSet<&str> = planned
+        .iter()
+        .map(|item| &item.object.id)
+        .filter(|id| id.group.is_empty() && id.kind == "Namespace")
+        .filter(|id| !listed.objects.contains_key(&fetch::key_of_id(id)))
+        .map(|id| id.name.as_str())
+        .collect();
     let dry_runs = futures::stream::iter(planned.iter().map(|item| {
         let discovery = &discovery;
         let listed = &listed;
@@ -216,6 +233,23 @@ async fn compare_cluster(
                 comparison
                     .would_be
                     .push((folder, path, normalized(&result)));
+            }
+            Err((reason, _))
+                if reason == "NotFound"
+                    && id
+                        .namespace
+                        .as_deref()
+                        .is_some_and(|n| new_namespaces.contains(n)) =>
+            {
+                comparison
+                    .unchecked
+                    .push(format!("{id} ({})", connection.context));
+                comparison.would_be.push((
+                    folder,
+                    path,
+                    serde_json::to_string_pretty(&crate::yaml::to_json(&item.object.node))
+                        .unwrap_or_default(),
+                ));
             }
             Err((reason, message)) => {
                 // No server result to compare: the rendered object against the fields of the
