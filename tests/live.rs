@@ -681,7 +681,7 @@ fn status_reads_argo_cd_kueue_admission_and_tpu_nodes() {
             .is_some_and(|m| m.contains("insufficient quota")),
         "{jobset}"
     );
-    let pools = workload_target["nodePools"].as_array().expect("pools");
+    let pools = workload_target["node_pools"].as_array().expect("pools");
     let pool = |name: &str| pools.iter().find(|p| p["pool"] == name).expect("pool");
     assert_eq!(pool("tpu-slice-0")["health"]["state"], "ready", "{pools:?}");
     assert_eq!(

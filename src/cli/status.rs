@@ -257,3 +257,28 @@ pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
     }
     Ok(Duration::from_secs(total))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        for (text, seconds) in [
+            ("90", 90),
+            ("90s", 90),
+            ("5m", 300),
+            ("1h", 3600),
+            ("1m30s", 90),
+        ] {
+            assert_eq!(
+                parse_duration(text),
+                Ok(Duration::from_secs(seconds)),
+                "{text}"
+            );
+        }
+        for text in ["", "5x", "m", "1.5m", "-1s", "99999999999999999999h"] {
+            assert!(parse_duration(text).is_err(), "{text}");
+        }
+    }
+}

@@ -473,3 +473,62 @@ fn normalized(object: &Value) -> String {
     }
     serde_json::to_string_pretty(&object).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_projection_keeps_only_the_fields_the_rendered_object_sets() {
+        let live = json!({"spec": {"replicas": 3, "strategy": {"type": "RollingUpdate"},
+            "template": {"spec": {"containers": [{"name": "a", "image": "x", "imagePullPolicy": "Always"}]}}}});
+        let rendered = json!({"spec": {"replicas": 2,
+            "template": {"spec": {"containers": [{"name": "a", "image": "y"}]}}}});
+        assert_eq!(
+            project(&live, &rendered),
+            json!({"spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "a", "image": "x"}]}}}})
+        );
+    }
+
+    #[test]
+    fn refusals_name_fields_not_go_structures() {
+        let status: kube::core::Status = serde_json::from_value(json!({
+            "code": 422, "reason": "Invalid", "message": "Job.batch \"j\" is invalid: …",
+            "details": {"causes": [{"field": "spec.template", "reason": "FieldValueInvalid",
+                "message": format!("Invalid value: core.PodTemplateSpec{{{}}}: field is immutable", "x".repeat(300))}]},
+        }))
+        .expect("status");
+        assert_eq!(
+            refusal_message(&status),
+            "spec.template: field is immutable"
+        );
+        assert!(is_refusal(&status));
+        let rbac: kube::core::Status = serde_json::from_value(json!({
+            "code": 403, "reason": "Forbidden",
+            "message": "deployments.apps \"d\" is forbidden: User \"u\" cannot patch resource \"deployments\"",
+        }))
+        .expect("status");
+        assert!(!is_refusal(&rbac), "RBAC refuses the user, not the object");
+        let webhook: kube::core::Status = serde_json::from_value(json!({
+            "code": 403, "reason": "Forbidden",
+            "message": "admission webhook \"validate.kyverno.svc\" denied the request",
+        }))
+        .expect("status");
+        assert!(is_refusal(&webhook));
+    }
+
+    #[test]
+    fn normalized_objects_lose_what_the_server_alone_sets() {
+        let live = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c",
+            "uid": "u", "resourceVersion": "7", "generation": 2, "creationTimestamp": "t",
+            "managedFields": [], "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
+            "data": {"a": "b"}, "status": {}});
+        let text = normalized(&live);
+        let back: Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(
+            back,
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "b"}})
+        );
+    }
+}

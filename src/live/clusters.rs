@@ -32,7 +32,7 @@ pub struct Options {
 
 /// Why a cluster could not be asked: the command's job could not be done there (exit 2).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
-#[serde(rename_all = "camelCase", tag = "reason")]
+#[serde(rename_all = "snake_case", tag = "reason")]
 pub enum AskError {
     /// No kubeconfig could be read and there is no in-cluster configuration.
     #[error(
@@ -379,4 +379,86 @@ fn transport_cause(error: &dyn std::error::Error) -> String {
         cause = next;
     }
     cause.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source() -> Source {
+        let text = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:6443'}\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: host\n  context: {cluster: c, user: u}\n- name: gke_p_us-west4_c1\n  context: {cluster: c, user: u}\n- name: mine\n  context: {cluster: c, user: u}\ncurrent-context: host\n";
+        Source::Kubeconfig(Box::new(Kubeconfig::from_yaml(text).expect("kubeconfig")))
+    }
+
+    fn options(context: Option<&str>) -> Options {
+        Options {
+            context: context.map(str::to_string),
+            timeout: Duration::from_secs(1),
+        }
+    }
+
+    fn gke(name: &str) -> ClusterId {
+        ClusterId::Gke {
+            project: "p".into(),
+            location: "us-west4".into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn contexts_come_from_the_flag_the_settings_or_gke_names() {
+        let settings = Settings::default();
+        let source = source();
+        let host = ClusterId::ConfigConnectorHost;
+        assert_eq!(
+            context_for(&host, &settings, &options(None), &source),
+            Ok("host".into())
+        );
+        assert_eq!(
+            context_for(&gke("c1"), &settings, &options(None), &source),
+            Ok("gke_p_us-west4_c1".into())
+        );
+        assert_eq!(
+            context_for(&gke("c1"), &settings, &options(Some("mine")), &source),
+            Ok("mine".into())
+        );
+        let mut mapped = Settings::default();
+        mapped
+            .contexts
+            .clusters
+            .insert("p/us-west4/c2".into(), "mine".into());
+        mapped.contexts.config_connector_host = Some("mine".into());
+        assert_eq!(
+            context_for(&gke("c2"), &mapped, &options(None), &source),
+            Ok("mine".into())
+        );
+        assert_eq!(
+            context_for(&host, &mapped, &options(None), &source),
+            Ok("mine".into())
+        );
+        let Err(AskError::NoContext { context, fix, .. }) =
+            context_for(&gke("c2"), &settings, &options(None), &source)
+        else {
+            panic!("a missing context is an error");
+        };
+        assert_eq!(context, "gke_p_us-west4_c2");
+        assert!(
+            fix.contains(
+                "gcloud container clusters get-credentials c2 --location us-west4 --project p"
+            ),
+            "{fix}"
+        );
+        let none = Source::None("no file".into());
+        assert!(matches!(
+            context_for(&host, &settings, &options(None), &none),
+            Err(AskError::NoKubeconfig { .. })
+        ));
+    }
+
+    #[test]
+    fn contexts_of_one_server_and_user_share_an_identity() {
+        let source = source();
+        assert_eq!(source.identity("host"), source.identity("mine"));
+        assert_eq!(source.identity("absent"), None);
+    }
 }

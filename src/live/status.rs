@@ -77,7 +77,6 @@ impl Report {
 
 /// One blueprint's objects on one cluster.
 #[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
 pub struct TargetStatus {
     /// The blueprint.
     pub blueprint: String,
@@ -548,14 +547,6 @@ impl TargetStatus {
             .map(|(_, _, health)| health.state)
             .min_by_key(|state| rank(*state))
             .map_or(State::Ready, |state| state);
-        if self
-            .sync
-            .as_ref()
-            .is_some_and(|s| s.health.state == State::Failed)
-            || self.objects.iter().any(|o| o.health.state == State::Failed)
-        {
-            self.state = State::Failed;
-        }
         self.problem = problems.first().map(|(_, what, health)| {
             let mut line = what.clone();
             for part in [&health.reason, &health.message].into_iter().flatten() {
@@ -587,4 +578,93 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         )
         .enable_all()
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn health(state: State, reason: &str) -> Health {
+        Health {
+            state,
+            reason: (!reason.is_empty()).then(|| reason.to_string()),
+            message: None,
+            detail: None,
+        }
+    }
+
+    fn object(name: &str, state: State, reason: &str) -> ObjectStatus {
+        ObjectStatus {
+            object: name.to_string(),
+            file: format!("rendered/b/workload/{name}.yaml"),
+            health: health(state, reason),
+            admission: None,
+        }
+    }
+
+    fn target(objects: Vec<ObjectStatus>, sync: Option<Health>) -> TargetStatus {
+        TargetStatus {
+            blueprint: "b".into(),
+            target: "workload",
+            cluster: None,
+            context: None,
+            state: State::Ready,
+            ready: 0,
+            total: objects.len(),
+            sync: sync.map(|health| SyncStatus {
+                object: "RootSync/config-management-system/aiml-b".into(),
+                health,
+                synced: Synced::default(),
+            }),
+            problem: None,
+            error: None,
+            objects,
+            node_pools: Vec::new(),
+            unread: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_first_problem_is_the_sync_error_then_failures_then_missing_then_progress() {
+        let mut t = target(
+            vec![
+                object("Deployment/n/a", State::Progressing, "Rolling"),
+                object("Job/n/b", State::Missing, "NotFound"),
+                object("JobSet/n/c", State::Failed, "FailedJobs"),
+                object("Service/n/d", State::Ready, ""),
+            ],
+            Some(health(State::Failed, "KNV1021")),
+        );
+        t.summarize();
+        assert_eq!(t.state, State::Failed);
+        assert_eq!((t.ready, t.total), (1, 4));
+        assert_eq!(
+            t.problem.as_deref(),
+            Some("RootSync/config-management-system/aiml-b: KNV1021")
+        );
+
+        let mut t = target(
+            vec![
+                object("Deployment/n/a", State::Progressing, "Rolling"),
+                object("Job/n/b", State::Missing, "NotFound"),
+            ],
+            Some(health(State::Ready, "")),
+        );
+        t.summarize();
+        assert_eq!(t.state, State::Missing);
+        assert_eq!(t.problem.as_deref(), Some("Job/n/b: NotFound"));
+
+        let mut t = target(vec![object("Service/n/d", State::Ready, "")], None);
+        t.summarize();
+        assert_eq!((t.state, t.problem), (State::Ready, None));
+    }
+
+    #[test]
+    fn a_queued_job_shows_kueues_reason() {
+        let mut job = object("JobSet/n/c", State::Progressing, "Suspended");
+        job.admission = Some(health(State::Progressing, "Pending"));
+        let mut t = target(vec![job], None);
+        t.summarize();
+        assert_eq!(t.problem.as_deref(), Some("JobSet/n/c: Pending"));
+    }
 }

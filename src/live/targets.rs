@@ -23,7 +23,7 @@ use crate::settings::Settings;
 
 /// A cluster, as the rendered output names it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "camelCase", tag = "type")]
+#[serde(rename_all = "snake_case", tag = "type")]
 pub enum ClusterId {
     /// The Config Connector host.
     ConfigConnectorHost,
