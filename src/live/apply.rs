@@ -20,6 +20,7 @@ use serde_json::Value;
 use super::clusters::{self, AskError, Connection, Options, Source};
 use super::fetch::{self, KindListing, Query};
 use super::targets::{self, ClusterId};
+use crate::diagnostic::ObjectRef;
 use crate::gitops::diff::{self, Diff, Object, Side};
 use crate::gitops::impact::ServerRefusal;
 use crate::settings::Settings;
@@ -224,8 +225,10 @@ async fn compare_cluster(
         let live = listed.objects.get(&key);
         let (folder, path) = (item.object.folder.clone(), item.object.path.clone());
         match result? {
-            Ok(result) => {
-                if let Some(live) = live {
+            Ok(mut result) => {
+                let mut live = live.cloned();
+                redact_secret(id, live.as_mut(), &mut result);
+                if let Some(live) = &live {
                     comparison
                         .live
                         .push((folder.clone(), path.clone(), normalized(live)));
@@ -254,8 +257,10 @@ async fn compare_cluster(
             Err((reason, message)) => {
                 // No server result to compare: the rendered object against the fields of the
                 // live one it sets, so the change shows without the server's defaults.
-                let rendered = crate::yaml::to_json(&item.object.node);
-                if let Some(live) = live {
+                let mut rendered = crate::yaml::to_json(&item.object.node);
+                let mut live = live.cloned();
+                redact_secret(id, live.as_mut(), &mut rendered);
+                if let Some(live) = &live {
                     let projected = project(
                         &serde_json::from_str(&normalized(live)).unwrap_or(Value::Null),
                         &rendered,
@@ -311,9 +316,13 @@ async fn compare_cluster(
                 .map(|n| format!("{n}/"))
                 .unwrap_or_default()
         );
+        let mut object = object.clone();
+        if group.is_empty() && kind == "Secret" {
+            redact_secret_values(&mut object, None);
+        }
         comparison
             .live
-            .push((blueprint.to_string(), path, normalized(object)));
+            .push((blueprint.to_string(), path, normalized(&object)));
     }
     Ok(comparison)
 }
@@ -446,6 +455,38 @@ fn project(live: &Value, rendered: &Value) -> Value {
     }
 }
 
+/// Secret values never reach a report: each value of a Secret's `data` and `stringData` on
+/// both sides becomes a marker, which says whether it would change.
+fn redact_secret(id: &ObjectRef, live: Option<&mut Value>, would_be: &mut Value) {
+    if !(id.group.is_empty() && id.kind == "Secret") {
+        return;
+    }
+    let before = live.as_deref().cloned();
+    redact_secret_values(would_be, before.as_ref());
+    if let Some(live) = live {
+        redact_secret_values(live, None);
+    }
+}
+
+/// Replaces every value of `data` and `stringData` with `(redacted)`, or `(redacted,
+/// changed)` where `before` holds another value under the same key.
+fn redact_secret_values(object: &mut Value, before: Option<&Value>) {
+    for field in ["data", "stringData"] {
+        let Some(Value::Object(values)) = object.get_mut(field) else {
+            continue;
+        };
+        for (key, value) in values.iter_mut() {
+            let old = before.and_then(|b| b.get(field)).and_then(|d| d.get(key));
+            let marker = match old {
+                Some(old) if old != value => "(redacted, changed)",
+                None if before.is_some() => "(redacted, new)",
+                _ => "(redacted)",
+            };
+            *value = Value::String(marker.to_string());
+        }
+    }
+}
+
 /// A live object without what the server alone sets (status, managed fields, versions,
 /// uid, timestamps): JSON text, which reads as YAML.
 fn normalized(object: &Value) -> String {
@@ -516,6 +557,28 @@ mod tests {
         }))
         .expect("status");
         assert!(is_refusal(&webhook));
+    }
+
+    #[test]
+    fn secret_values_never_reach_the_report() {
+        let id = ObjectRef {
+            group: String::new(),
+            kind: "Secret".into(),
+            namespace: Some("n".into()),
+            name: "s".into(),
+        };
+        let mut live = json!({"data": {"a": "c2VjcmV0", "b": "c2FtZQ=="}});
+        let mut would_be = json!({"data": {"a": "bmV3", "b": "c2FtZQ==", "c": "eA=="}, "stringData": {"d": "plain"}});
+        redact_secret(&id, Some(&mut live), &mut would_be);
+        assert_eq!(
+            live,
+            json!({"data": {"a": "(redacted)", "b": "(redacted)"}})
+        );
+        assert_eq!(
+            would_be,
+            json!({"data": {"a": "(redacted, changed)", "b": "(redacted)", "c": "(redacted, new)"},
+                "stringData": {"d": "(redacted, new)"}})
+        );
     }
 
     #[test]

@@ -274,27 +274,39 @@ pub fn context_for(
 }
 
 /// One connection per context of `contexts`; contexts naming the same server and user share
-/// it (the same cluster is asked once).
+/// it (the same cluster is asked once). Clients are made concurrently: a kubeconfig's exec
+/// plugin (`gke-gcloud-auth-plugin`) may take a moment per cluster.
 pub async fn connect(
     contexts: &BTreeSet<String>,
     source: &Source,
     options: &Options,
 ) -> BTreeMap<String, Result<Arc<Connection>, AskError>> {
-    let mut by_identity: BTreeMap<(String, String), Result<Arc<Connection>, AskError>> =
-        BTreeMap::new();
-    let mut connections = BTreeMap::new();
-    for context in contexts {
-        let identity = source
+    use futures::StreamExt;
+    // The first context (in name order) of each identity makes its client.
+    let mut first_of: BTreeMap<(String, String), &String> = BTreeMap::new();
+    let identity = |context: &String| {
+        source
             .identity(context)
-            .unwrap_or_else(|| (context.clone(), String::new()));
-        if !by_identity.contains_key(&identity) {
-            let made = client(context, source, options).await;
-            by_identity.insert(identity.clone(), made);
-        }
-        connections.insert(context.clone(), by_identity[&identity].clone());
+            .unwrap_or_else(|| (context.clone(), String::new()))
+    };
+    for context in contexts {
+        first_of.entry(identity(context)).or_insert(context);
     }
-    connections
+    let made: BTreeMap<(String, String), Result<Arc<Connection>, AskError>> =
+        futures::stream::iter(first_of.into_iter().map(|(identity, context)| async move {
+            (identity, client(context, source, options).await)
+        }))
+        .buffer_unordered(CONCURRENT_CONNECTS)
+        .collect()
+        .await;
+    contexts
+        .iter()
+        .map(|context| (context.clone(), made[&identity(context)].clone()))
+        .collect()
 }
+
+/// Clients made at once.
+const CONCURRENT_CONNECTS: usize = 16;
 
 async fn client(
     context: &str,
