@@ -360,6 +360,12 @@ async fn dry_run(
             format!("the cluster does not serve {}", item.object.api_version),
         )));
     };
+    if !fetch::is_path_safe(&id.name) || !id.namespace.as_deref().is_none_or(fetch::is_path_safe) {
+        return Ok(Err((
+            "Invalid".into(),
+            "the name or namespace is not one the API server accepts; not sent".into(),
+        )));
+    }
     let api: Api<DynamicObject> = match &id.namespace {
         Some(namespace) => Api::namespaced_with(connection.client.clone(), namespace, &resource),
         None => Api::all_with(connection.client.clone(), &resource),
@@ -579,6 +585,16 @@ mod tests {
             json!({"data": {"a": "(redacted, changed)", "b": "(redacted)", "c": "(redacted, new)"},
                 "stringData": {"d": "(redacted, new)"}})
         );
+    }
+
+    #[test]
+    fn names_that_would_change_the_request_path_are_not_sent() {
+        for bad in ["", ".", "..", "a/b", "..%2f", "a b", "a\nb", "x?y"] {
+            assert!(!fetch::is_path_safe(bad), "{bad:?}");
+        }
+        for good in ["triton", "system:controller:x", "a.b-c_d", "v1.2"] {
+            assert!(fetch::is_path_safe(good), "{good:?}");
+        }
     }
 
     #[test]

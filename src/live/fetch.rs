@@ -38,6 +38,20 @@ pub struct Query {
 /// Identity of a live object: group, kind, namespace, name.
 pub type Key = (String, String, Option<String>, String);
 
+/// Whether a name can stand in a request path as it is: never `/`, `%`, `.`, `..`, spaces
+/// or control characters (a rendered name is input: it must not turn a request for one object
+/// into a request for another path). Every name the API server accepts passes.
+#[must_use]
+pub fn is_path_safe(segment: &str) -> bool {
+    !segment.is_empty()
+        && segment.len() <= 253
+        && segment != "."
+        && segment != ".."
+        && !segment.chars().any(|c| {
+            c == '/' || c == '%' || c == '?' || c == '#' || c.is_whitespace() || c.is_control()
+        })
+}
+
 /// The identity of a rendered object, as [`key_of`] reads a live one.
 #[must_use]
 pub fn key_of_id(id: &crate::diagnostic::ObjectRef) -> Key {
@@ -304,7 +318,7 @@ async fn run_job(connection: &Connection, job: &Job) -> Result<Vec<Value>, AskEr
             if is_forbidden(&error) && job.namespace.is_none() && !job.fallback.is_empty() =>
         {
             let mut objects = Vec::new();
-            for namespace in &job.fallback {
+            for namespace in job.fallback.iter().filter(|n| is_path_safe(n)) {
                 objects.extend(
                     list(connection, job, Some(namespace)).await.map_err(|e| {
                         ask_error(connection, &e, "list", &resource, Some(namespace))
