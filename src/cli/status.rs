@@ -129,6 +129,8 @@ pub(super) fn settings(
 
 /// One line per target, aligned, then the reasons clusters could not be asked.
 fn text(report: &Report) -> String {
+    // The same reason for many targets (no kubeconfig, one cluster down) is told once.
+    let mut reasons: Vec<String> = Vec::new();
     let rows: Vec<[String; 6]> = report
         .targets
         .iter()
@@ -143,7 +145,7 @@ fn text(report: &Report) -> String {
                     format!("{}/{}", t.ready, t.total)
                 },
                 sync(t, report.head.as_deref()),
-                state(t),
+                state(t, &mut reasons),
             ]
         })
         .collect();
@@ -166,6 +168,9 @@ fn text(report: &Report) -> String {
         }
         out.push_str(line.trim_end());
         out.push('\n');
+    }
+    for (index, reason) in reasons.iter().enumerate() {
+        out.push_str(&format!("[{}] {reason}\n", index + 1));
     }
     let mut notes: Vec<String> = report
         .targets
@@ -209,9 +214,17 @@ fn sync(target: &TargetStatus, head: Option<&str>) -> String {
     }
 }
 
-fn state(target: &TargetStatus) -> String {
+fn state(target: &TargetStatus, reasons: &mut Vec<String>) -> String {
     if let Some(error) = &target.error {
-        return format!("could not ask: {}", sanitize(&error.to_string(), 400));
+        let reason = sanitize(&error.to_string(), 600);
+        let number = match reasons.iter().position(|r| *r == reason) {
+            Some(index) => index + 1,
+            None => {
+                reasons.push(reason);
+                reasons.len()
+            }
+        };
+        return format!("could not ask [{number}]");
     }
     let word = match target.state {
         State::Ready => "ready",

@@ -159,7 +159,12 @@ impl Source {
                 if kube::Config::incluster().is_ok() {
                     Source::InCluster
                 } else {
-                    Source::None(error.to_string())
+                    Source::None(match error {
+                        kube::config::KubeconfigError::ReadConfig(io, path) => {
+                            format!("cannot read `{}`: {io}", path.display())
+                        }
+                        other => other.to_string(),
+                    })
                 }
             }
         }
