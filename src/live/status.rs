@@ -391,10 +391,22 @@ fn assess_target(
                 let object = fetch::key_of_id(&sync_object.id);
                 let (health, synced) = match listed.objects.get(&object) {
                     Some(live) => health::sync_root(&sync_object.id.kind, live, head),
-                    None => (
-                        not_there(listed, &sync_object.id.group, &sync_object.id.kind),
-                        Synced::default(),
-                    ),
+                    None => {
+                        let mut health =
+                            not_there(listed, &sync_object.id.group, &sync_object.id.kind);
+                        // The sync object is applied by the cluster's own bootstrap: say where
+                        // to look, since nothing of the blueprint can arrive without it.
+                        health.message = Some(match health.reason.as_deref() {
+                            Some("KindNotServed") if sync_object.id.group == "argoproj.io" => {
+                                "Argo CD is not installed there (no Application kind)".to_string()
+                            }
+                            Some("KindNotServed") => {
+                                "Config Sync is not installed there (no RootSync kind): see `rendered/_sync/README.md`".to_string()
+                            }
+                            _ => "not on the cluster yet: its bootstrap applies it (see `rendered/_sync/README.md`)".to_string(),
+                        });
+                        (health, Synced::default())
+                    }
                 };
                 status.sync = Some(SyncStatus {
                     object: sync_object.id.to_string(),
