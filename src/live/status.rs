@@ -298,6 +298,9 @@ struct Pool {
     name: String,
     topology: Option<String>,
     accelerated: bool,
+    /// Nodes it must have (`spec.nodeCount` without autoscaling): a TPU slice works only
+    /// with every host.
+    fixed_nodes: Option<usize>,
 }
 
 /// The node pools of each blueprint's Config Connector objects.
@@ -326,10 +329,18 @@ fn pools_by_blueprint(side: &Side) -> BTreeMap<String, Vec<Pool>> {
                 .node
                 .at(&["spec", "placementPolicy", "tpuTopology"])
                 .is_some();
+        let autoscaled = object.node.at(&["spec", "autoscaling"]).is_some();
+        let fixed_nodes = object
+            .node
+            .at(&["spec", "nodeCount"])
+            .and_then(crate::yaml::Node::as_i64)
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|_| !autoscaled);
         pools.entry(object.folder.clone()).or_default().push(Pool {
             name: text(&["spec", "resourceID"]).unwrap_or_else(|| object.id.name.clone()),
             topology: text(&["spec", "placementPolicy", "tpuTopology"]),
             accelerated,
+            fixed_nodes,
         });
     }
     pools
@@ -462,9 +473,21 @@ fn assess_target(
                         == Some(pool.name.as_str())
                 })
                 .collect();
+            let mut health = health::node_pool(&nodes, pool.topology.as_deref());
+            if let Some(expected) = pool.fixed_nodes
+                && nodes.len() < expected
+                && health.state != State::Failed
+            {
+                health.state = State::Progressing;
+                health.reason = Some("NodesMissing".into());
+                health.message = Some(format!(
+                    "{} of {expected} nodes registered; a TPU slice runs only with every host",
+                    nodes.len()
+                ));
+            }
             status.node_pools.push(PoolStatus {
                 pool: pool.name.clone(),
-                health: health::node_pool(&nodes, pool.topology.as_deref()),
+                health,
             });
         }
     }
