@@ -40,12 +40,19 @@ pub(super) fn run(
     options: &Options,
 ) -> anyhow::Result<Outcome> {
     let root = context.root()?;
-    let side = diff::read_dir(&root.join(RENDERED_DIR), context.limits.max_file_size)?;
+    // What the sync engine pulls is the committed output: read it from HEAD when there is one
+    // (uncommitted renders are not applied anywhere yet), else from the working tree.
+    let repo = Repo::open(&root).ok();
+    let head = repo.as_ref().and_then(Repo::head_commit);
+    let limit = context.limits.max_file_size;
+    let side = match (&repo, &head) {
+        (Some(repo), Some(_)) => diff::read_tree(repo, repo.tree_at("HEAD")?.as_ref(), limit)?,
+        _ => diff::read_dir(&root.join(RENDERED_DIR), limit)?,
+    };
     check_names(&side, &options.selection.names)?;
     let Some(settings) = settings(context, &root)? else {
         return Ok(Outcome::Failure);
     };
-    let head = Repo::open(&root).ok().and_then(|repo| repo.head_commit());
     let source = Source::discover();
     let runtime = status::runtime()?;
     let began = Instant::now();
