@@ -288,3 +288,77 @@ fn rule_ids_are_unique_kebab_case_and_distinct_from_validation_rules() {
     ids.dedup();
     assert_eq!(ids.len(), count);
 }
+
+/// The fields of every finding, `field: message`, for short assertions.
+fn fields(yaml: &str) -> Vec<String> {
+    check_text(yaml, &CheckOptions::default())
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| format!("{}: {}", d.field.as_deref().unwrap_or(""), d.message))
+        .collect()
+}
+
+// Verdicts found to differ from a real API server's by tests/differential.rs.
+
+#[test]
+fn null_is_read_as_the_api_server_reads_it() {
+    // int-or-string and Quantity: null is unset, not "both alternatives".
+    let service = "\
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  ports:
+  - {port: 80, targetPort: null}
+";
+    assert_eq!(fields(service), Vec::<String>::new());
+    // A required field given as null is a missing one.
+    let deployment = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: null
+  template: {spec: {containers: [null]}}
+";
+    let found = fields(deployment);
+    assert!(
+        found.iter().any(|f| f.starts_with("spec.selector: ")),
+        "{found:?}"
+    );
+    // A list with keys takes no null item (server-side apply refuses it).
+    assert!(
+        found
+            .iter()
+            .any(|f| f.starts_with("spec.template.spec.containers[0]: ")),
+        "{found:?}"
+    );
+    // A custom resource field with a default: server-side apply puts the default in.
+    let root_sync = "\
+apiVersion: configsync.gke.io/v1beta1
+kind: RootSync
+metadata: {name: root-sync, namespace: config-management-system}
+spec:
+  sourceType: null
+  git: {repo: 'https://github.com/example/repo', auth: none, branch: null}
+";
+    let found = fields(root_sync);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("spec.git.branch: "), "{found:?}");
+}
+
+#[test]
+fn int32_fields_are_bounded() {
+    let hpa = "\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 4294967296
+";
+    assert_eq!(
+        fields(hpa),
+        ["spec.maxReplicas: `spec.maxReplicas` must be at most 2147483647"]
+    );
+}
