@@ -26,10 +26,11 @@
 //! - `schema-invalid`: a schema from a `--schemas` folder that does not parse or compile.
 //!
 //! Where plain JSON Schema would judge otherwise than the API server (`null`, `int32`
-//! ranges, defaults), `server` adjusts the schemas as they load.
+//! ranges, defaults), `server` adjusts the schemas as they load; `meta` checks every object's
+//! name, labels and annotations as the server does.
 //!
 //! Not checked: CEL rules (`x-kubernetes-validations`), the API server's Go validation beyond
-//! the schema (name formats, immutable fields, cross-field rules such as a selector matching
+//! the schema and `metadata` (immutable fields, cross-field rules such as a selector matching
 //! the template's labels), and list-map key uniqueness (`x-kubernetes-list-map-keys`).
 //!
 //! YAML: the tree holds what kubectl reads (YAML 1.1 resolution, see [`crate::yaml`]), so an
@@ -40,6 +41,7 @@ mod embedded;
 mod explain;
 mod formats;
 mod instance;
+mod meta;
 mod server;
 mod store;
 pub mod versions;
@@ -248,6 +250,7 @@ impl Schemas {
         {
             check_metadata(&report, metadata, &mut out);
         }
+        meta::check(object, &mut out);
         out
     }
 

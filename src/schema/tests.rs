@@ -362,3 +362,37 @@ spec:
         ["spec.maxReplicas: `spec.maxReplicas` must be at most 2147483647"]
     );
 }
+
+#[test]
+fn names_labels_and_annotations_are_checked_as_the_api_server_does() {
+    let objects = "\
+apiVersion: v1
+kind: Service
+metadata:
+  name: 1web
+  labels: {'bad key': x, ok: 'not a value!'}
+  annotations: {'/x': v}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: Bad_Name, namespace: ml}
+spec: {clusterQueue: cq}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: Any_Name.Is-Fine, namespace: ml}
+spec: {maxUnavailable: 1}
+";
+    let found = fields(objects);
+    let on = |field: &str| found.iter().filter(|f| f.starts_with(field)).count();
+    assert_eq!(on("metadata.name: `1web`"), 1, "{found:?}");
+    assert_eq!(on("metadata.labels[\"bad key\"]"), 1, "{found:?}");
+    assert_eq!(on("metadata.labels.ok"), 1, "{found:?}");
+    assert_eq!(on("metadata.annotations[\"/x\"]"), 1, "{found:?}");
+    assert_eq!(
+        on("metadata.name: `Bad_Name` is not a valid LocalQueue name"),
+        1,
+        "{found:?}"
+    );
+    assert_eq!(found.len(), 5, "{found:?}");
+}
