@@ -619,6 +619,26 @@ fn fixed_mutations() -> Vec<(&'static str, &'static str, fn(&mut Value))> {
         ("label-bad-value", "metadata.labels", |o| {
             o["metadata"]["labels"]["aiml"] = json!("not a label value!");
         }),
+        // Pod templates carry metadata of their own (built-in kinds and JobSet's, LWS's).
+        (
+            "template-label-bad-value",
+            "spec.template.metadata.labels",
+            |o| {
+                if o["spec"]["template"].is_object() {
+                    o["spec"]["template"]["metadata"]["labels"]["aiml"] =
+                        json!("not a label value!");
+                }
+            },
+        ),
+        (
+            "template-annotation-bad-key",
+            "spec.template.metadata.annotations",
+            |o| {
+                if o["spec"]["template"].is_object() {
+                    o["spec"]["template"]["metadata"]["annotations"]["aiml bad key"] = json!("x");
+                }
+            },
+        ),
         ("metadata-unknown", "metadata.aimlUnknownField", |o| {
             o["metadata"]["aimlUnknownField"] = json!("x");
         }),

@@ -1,7 +1,8 @@
 //! `metadata` as the API server validates it for every object, built-in or custom, beyond
 //! what `ObjectMeta`'s schema says: the name's form (which depends on the kind), label keys
 //! and values, annotation keys and their total size (Kubernetes'
-//! `apimachinery/pkg/api/validation.ValidateObjectMeta`). Findings are `schema-violation`s.
+//! `apimachinery/pkg/api/validation.ValidateObjectMeta`), and the labels and annotations of a
+//! built-in kind's pod template. Findings are `schema-violation`s.
 
 use crate::diagnostic::Diagnostic;
 use crate::validate::Object;
@@ -10,13 +11,25 @@ use crate::yaml::{Node, Span, Value};
 
 use super::{explain, rule};
 
-/// `metadata.<map>["key"]`, as schema findings name fields.
-fn field(map: &str, key: &str) -> String {
-    explain::dotted(&[
-        Step::Key("metadata".into()),
-        Step::Key(map.into()),
-        Step::Key(key.into()),
-    ])
+/// Where pod templates keep their `metadata` in built-in kinds; the server validates their
+/// labels and annotations as it does the object's. (It does not in custom resources: a
+/// JobSet's templates are checked against its schema only.)
+const TEMPLATES: &[&[&str]] = &[
+    &["spec", "template", "metadata"],
+    &["template", "metadata"],
+    &["spec", "jobTemplate", "metadata"],
+    &["spec", "jobTemplate", "spec", "template", "metadata"],
+];
+
+/// `<metadata path>.<map>["key"]`, as schema findings name fields.
+fn field(at: &[&str], map: &str, key: Option<&str>) -> String {
+    let steps: Vec<Step> = at
+        .iter()
+        .chain([&map])
+        .chain(key.as_ref())
+        .map(|s| Step::Key((*s).to_owned()))
+        .collect();
+    explain::dotted(&steps)
 }
 
 /// Longest label value and name part of a qualified name.
@@ -139,19 +152,42 @@ fn qualified_name(key: &str) -> Result<(), String> {
     label_text(name, false)
 }
 
-/// Checks `object`'s `metadata`; findings go to `out`.
-pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
+/// A finding about `object`.
+fn finding(
+    object: &Object<'_>,
+    field: String,
+    span: Span,
+    message: String,
+    found: &str,
+    expected: &str,
+) -> Diagnostic {
+    Diagnostic::error(rule::SCHEMA_VIOLATION, message)
+        .at(object.file, span)
+        .object(object.id.clone())
+        .field(field)
+        .found(found)
+        .expected(expected)
+}
+
+/// Checks `object`'s `metadata`, and its pod templates' when it is a built-in kind; findings
+/// go to `out`.
+pub(crate) fn check(object: &Object<'_>, builtin: bool, out: &mut Vec<Diagnostic>) {
     let Some(metadata) = object.node.get("metadata") else {
         return;
     };
-    let finding = |field: String, span: Span, message: String, found: &str, expected: &str| {
-        Diagnostic::error(rule::SCHEMA_VIOLATION, message)
-            .at(object.file, span)
-            .object(object.id.clone())
-            .field(field)
-            .found(found)
-            .expected(expected)
-    };
+    check_name(object, metadata, out);
+    labels_and_annotations(object, &["metadata"], metadata, out);
+    if builtin {
+        for path in TEMPLATES {
+            let node = path.iter().try_fold(object.node, |node, key| node.get(key));
+            if let Some(node) = node {
+                labels_and_annotations(object, path, node, out);
+            }
+        }
+    }
+}
+
+fn check_name(object: &Object<'_>, metadata: &Node, out: &mut Vec<Diagnostic>) {
     if let Some(node) = metadata.get("name")
         && let Some(name) = node.as_str()
     {
@@ -175,6 +211,7 @@ pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
         };
         if let Err(why) = checked {
             out.push(finding(
+                object,
                 "metadata.name".into(),
                 node.span,
                 format!("`{name}` is not a valid {} name: {why}", object.id.kind),
@@ -183,11 +220,21 @@ pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
             ));
         }
     }
+}
+
+/// The labels and annotations of the `metadata` at `at`.
+fn labels_and_annotations(
+    object: &Object<'_>,
+    at: &[&str],
+    metadata: &Node,
+    out: &mut Vec<Diagnostic>,
+) {
     if let Some(Value::Map(labels)) = metadata.get("labels").map(|n| &n.value) {
         for (key, value) in labels {
-            let field = field("labels", &key.text);
+            let field = field(at, "labels", Some(&key.text));
             if let Err(why) = qualified_name(&key.text) {
                 out.push(finding(
+                    object,
                     field.clone(),
                     key.span,
                     format!("label key `{}` is not valid: {why}", key.text),
@@ -199,6 +246,7 @@ pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
                 && let Err(why) = label_text(text, true)
             {
                 out.push(finding(
+                    object,
                     field,
                     value.span,
                     format!("label value `{text}` is not valid: {why}"),
@@ -220,7 +268,8 @@ pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
             size += key.text.len() + value.as_str().map_or(0, str::len);
             if let Err(why) = qualified_name(&key.text.to_ascii_lowercase()) {
                 out.push(finding(
-                    field("annotations", &key.text),
+                    object,
+                    field(at, "annotations", Some(&key.text)),
                     key.span,
                     format!("annotation key `{}` is not valid: {why}", key.text),
                     &key.text,
@@ -230,7 +279,8 @@ pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
         }
         if size > MAX_ANNOTATIONS {
             out.push(finding(
-                "metadata.annotations".into(),
+                object,
+                field(at, "annotations", None),
                 annotations.span,
                 format!("annotations hold {size} bytes, more than the {MAX_ANNOTATIONS} the API server accepts"),
                 &format!("{size} bytes"),

@@ -245,12 +245,11 @@ impl Schemas {
             let errors: Vec<_> = compiled.validator.iter_errors(root).collect();
             explain_all(&report, &errors, compiled, "", object.node, &mut out);
         }
-        if entry.is_custom_resource(&self.store, group)
-            && let Some(metadata) = object.node.get("metadata")
-        {
+        let custom = entry.is_custom_resource(&self.store, group);
+        if custom && let Some(metadata) = object.node.get("metadata") {
             check_metadata(&report, metadata, &mut out);
         }
-        meta::check(object, &mut out);
+        meta::check(object, !custom, &mut out);
         out
     }
 

@@ -396,3 +396,46 @@ spec: {maxUnavailable: 1}
     );
     assert_eq!(found.len(), 5, "{found:?}");
 }
+
+#[test]
+fn pod_templates_of_built_in_kinds_have_their_labels_checked() {
+    let objects = "\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    metadata:
+      labels: {app: 'not a value!'}
+      annotations: {'bad key': x}
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+---
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: train}
+spec:
+  replicatedJobs:
+  - name: w
+    template:
+      spec:
+        template:
+          metadata:
+            labels: {app: 'not a value!'}
+          spec:
+            restartPolicy: Never
+            containers: [{name: c, image: busybox}]
+";
+    // The server checks a Job's template metadata, not a JobSet's (its schema only).
+    assert_eq!(
+        fields(objects)
+            .iter()
+            .map(|f| f.split(':').next().unwrap_or_default())
+            .collect::<Vec<_>>(),
+        [
+            "spec.template.metadata.labels.app",
+            "spec.template.metadata.annotations[\"bad key\"]"
+        ]
+    );
+}
