@@ -44,7 +44,7 @@ const MAX_ANNOTATIONS: usize = 256 * 1024;
 enum NameForm {
     /// Most kinds, custom resources included.
     Subdomain,
-    /// Namespaces.
+    /// Namespaces and StatefulSets: a DNS-1123 label.
     Label,
     /// Services: a DNS-1035 label (starts with a letter).
     Dns1035,
@@ -55,7 +55,8 @@ enum NameForm {
 
 fn name_form(group: &str, kind: &str) -> NameForm {
     match (group, kind) {
-        ("", "Namespace") => NameForm::Label,
+        // A StatefulSet's name is in its pods' host names.
+        ("", "Namespace") | ("apps", "StatefulSet") => NameForm::Label,
         ("", "Service") => NameForm::Dns1035,
         // PodDisruptionBudget's own validation leaves the name out: only the check every
         // object gets (a path segment) applies.
@@ -312,6 +313,7 @@ mod tests {
         assert!(path_segment("a/b").is_err());
         assert_eq!(name_form("", "Service"), NameForm::Dns1035);
         assert_eq!(name_form("", "Namespace"), NameForm::Label);
+        assert_eq!(name_form("apps", "StatefulSet"), NameForm::Label);
         assert_eq!(
             name_form("rbac.authorization.k8s.io", "ClusterRole"),
             NameForm::PathSegment
