@@ -994,7 +994,7 @@ fn server_verdicts(
         batches[*n].push(i);
         *n += 1;
     }
-    let run = |batch: &[usize]| {
+    let run_batch = |batch: &[usize]| {
         let mut cmd = server.kubectl();
         cmd.args(verb).arg("--dry-run=server");
         for &i in batch {
@@ -1040,6 +1040,19 @@ fn server_verdicts(
                 (i, Some(message.trim().to_owned()))
             })
             .collect::<Vec<_>>()
+    };
+    // A batch kubectl refused whole, before any request reached the server (a file it cannot
+    // read), says nothing about each case: then each on its own.
+    let run = |batch: &[usize]| {
+        let verdicts = run_batch(batch);
+        let whole = verdicts
+            .iter()
+            .all(|(_, v)| v.as_ref().is_some_and(|m| !m.contains("from server")));
+        if batch.len() > 1 && whole {
+            batch.iter().flat_map(|&i| run_batch(&[i])).collect()
+        } else {
+            verdicts
+        }
     };
     let mut verdicts = vec![None; cases.len()];
     let results: Vec<Vec<(usize, Option<String>)>> = std::thread::scope(|scope| {
