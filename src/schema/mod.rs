@@ -25,10 +25,13 @@
 //!   [`CheckOptions::strict`].
 //! - `schema-invalid`: a schema from a `--schemas` folder that does not parse or compile.
 //!
+//! Where plain JSON Schema would judge otherwise than the API server (`null`, `int32`
+//! ranges, defaults), `server` adjusts the schemas as they load; `meta` checks every object's
+//! name, labels and annotations as the server does.
+//!
 //! Not checked: CEL rules (`x-kubernetes-validations`), the API server's Go validation beyond
-//! the schema (name formats, immutable fields, cross-field rules such as a selector matching
-//! the template's labels), integer ranges of `format: int32`/`int64`, and list-map key
-//! uniqueness (`x-kubernetes-list-map-keys`).
+//! the schema and `metadata` (immutable fields, cross-field rules such as a selector matching
+//! the template's labels), and list-map key uniqueness (`x-kubernetes-list-map-keys`).
 //!
 //! YAML: the tree holds what kubectl reads (YAML 1.1 resolution, see [`crate::yaml`]), so an
 //! unquoted `on` where a string is expected (a label value) is a boolean, and a finding that
@@ -38,6 +41,8 @@ mod embedded;
 mod explain;
 mod formats;
 mod instance;
+mod meta;
+mod server;
 mod store;
 pub mod versions;
 
@@ -240,11 +245,11 @@ impl Schemas {
             let errors: Vec<_> = compiled.validator.iter_errors(root).collect();
             explain_all(&report, &errors, compiled, "", object.node, &mut out);
         }
-        if entry.is_custom_resource(&self.store, group)
-            && let Some(metadata) = object.node.get("metadata")
-        {
+        let custom = entry.is_custom_resource(&self.store, group);
+        if custom && let Some(metadata) = object.node.get("metadata") {
             check_metadata(&report, metadata, &mut out);
         }
+        meta::check(object, !custom, &mut out);
         out
     }
 

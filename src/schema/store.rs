@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::instance::Yaml;
-use super::{SchemaError, embedded, formats, versions};
+use super::{SchemaError, embedded, formats, server, versions};
 use crate::manifest::group_of;
 
 /// `$id` of the built-in definitions; every built-in reference points into it.
@@ -127,6 +127,7 @@ impl Entry {
             Source::Crd(file) => {
                 let mut schema = embedded::json(&format!("crds/{file}"))?;
                 ecma_patterns(&mut schema);
+                server::crd_schema(&mut schema);
                 let doc = Arc::new(schema);
                 let base = format!("{CRD_BASE}{file}");
                 // CRD schemas are OpenAPI v3 structural schemas converted to draft-07 (their
@@ -301,7 +302,9 @@ fn builtin() -> Result<&'static Builtin, String> {
     static BUILTIN: OnceLock<Result<Builtin, String>> = OnceLock::new();
     BUILTIN
         .get_or_init(|| {
-            let defs = Arc::new(embedded::json(DEFINITIONS_FILE)?);
+            let mut defs = embedded::json(DEFINITIONS_FILE)?;
+            server::builtin_definitions(&mut defs);
+            let defs = Arc::new(defs);
             let registry = Registry::new()
                 .add(DEFINITIONS_URI, Arc::clone(&defs))
                 .and_then(|builder| builder.prepare())

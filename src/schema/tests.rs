@@ -288,3 +288,154 @@ fn rule_ids_are_unique_kebab_case_and_distinct_from_validation_rules() {
     ids.dedup();
     assert_eq!(ids.len(), count);
 }
+
+/// The fields of every finding, `field: message`, for short assertions.
+fn fields(yaml: &str) -> Vec<String> {
+    check_text(yaml, &CheckOptions::default())
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| format!("{}: {}", d.field.as_deref().unwrap_or(""), d.message))
+        .collect()
+}
+
+// Verdicts found to differ from a real API server's by tests/differential.rs.
+
+#[test]
+fn null_is_read_as_the_api_server_reads_it() {
+    // int-or-string and Quantity: null is unset, not "both alternatives".
+    let service = "\
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  ports:
+  - {port: 80, targetPort: null}
+";
+    assert_eq!(fields(service), Vec::<String>::new());
+    // A required field given as null is a missing one.
+    let deployment = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: null
+  template: {spec: {containers: [null]}}
+";
+    let found = fields(deployment);
+    assert!(
+        found.iter().any(|f| f.starts_with("spec.selector: ")),
+        "{found:?}"
+    );
+    // A list with keys takes no null item (server-side apply refuses it).
+    assert!(
+        found
+            .iter()
+            .any(|f| f.starts_with("spec.template.spec.containers[0]: ")),
+        "{found:?}"
+    );
+    // A custom resource field with a default: server-side apply puts the default in.
+    let root_sync = "\
+apiVersion: configsync.gke.io/v1beta1
+kind: RootSync
+metadata: {name: root-sync, namespace: config-management-system}
+spec:
+  sourceType: null
+  git: {repo: 'https://github.com/example/repo', auth: none, branch: null}
+";
+    let found = fields(root_sync);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("spec.git.branch: "), "{found:?}");
+}
+
+#[test]
+fn int32_fields_are_bounded() {
+    let hpa = "\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 4294967296
+";
+    assert_eq!(
+        fields(hpa),
+        ["spec.maxReplicas: `spec.maxReplicas` must be at most 2147483647"]
+    );
+}
+
+#[test]
+fn names_labels_and_annotations_are_checked_as_the_api_server_does() {
+    let objects = "\
+apiVersion: v1
+kind: Service
+metadata:
+  name: 1web
+  labels: {'bad key': x, ok: 'not a value!'}
+  annotations: {'/x': v}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: Bad_Name, namespace: ml}
+spec: {clusterQueue: cq}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: Any_Name.Is-Fine, namespace: ml}
+spec: {maxUnavailable: 1}
+";
+    let found = fields(objects);
+    let on = |field: &str| found.iter().filter(|f| f.starts_with(field)).count();
+    assert_eq!(on("metadata.name: `1web`"), 1, "{found:?}");
+    assert_eq!(on("metadata.labels[\"bad key\"]"), 1, "{found:?}");
+    assert_eq!(on("metadata.labels.ok"), 1, "{found:?}");
+    assert_eq!(on("metadata.annotations[\"/x\"]"), 1, "{found:?}");
+    assert_eq!(
+        on("metadata.name: `Bad_Name` is not a valid LocalQueue name"),
+        1,
+        "{found:?}"
+    );
+    assert_eq!(found.len(), 5, "{found:?}");
+}
+
+#[test]
+fn pod_templates_of_built_in_kinds_have_their_labels_checked() {
+    let objects = "\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    metadata:
+      labels: {app: 'not a value!'}
+      annotations: {'bad key': x}
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+---
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: train}
+spec:
+  replicatedJobs:
+  - name: w
+    template:
+      spec:
+        template:
+          metadata:
+            labels: {app: 'not a value!'}
+          spec:
+            restartPolicy: Never
+            containers: [{name: c, image: busybox}]
+";
+    // The server checks a Job's template metadata, not a JobSet's (its schema only).
+    assert_eq!(
+        fields(objects)
+            .iter()
+            .map(|f| f.split(':').next().unwrap_or_default())
+            .collect::<Vec<_>>(),
+        [
+            "spec.template.metadata.labels.app",
+            "spec.template.metadata.annotations[\"bad key\"]"
+        ]
+    );
+}

@@ -23,6 +23,7 @@ use super::versions::Removed;
 use crate::diagnostic::Diagnostic;
 use crate::validate::Object;
 use crate::yaml::{Node, Span, Value};
+pub(super) use pointer::dotted;
 use violation::Violation;
 use words::{cut, list};
 

@@ -72,7 +72,7 @@ pub(super) fn locate<'n>(root: &'n Node, steps: &[Step]) -> Located<'n> {
 
 /// `spec.template.spec.containers[0].env[1].value`; keys that are not plain words are
 /// bracketed: `metadata.labels["app.kubernetes.io/name"]`.
-pub(super) fn dotted(path: &[Step]) -> String {
+pub(in crate::schema) fn dotted(path: &[Step]) -> String {
     let mut out = String::new();
     for step in path {
         match step {
