@@ -239,25 +239,7 @@ impl<'a> Array<'a, Yaml> for Items<'a> {
 }
 
 /// The node as JSON, as kubectl would send it. Cold path only.
-#[must_use]
-pub(crate) fn to_json(node: &Node) -> JsonValue {
-    match &node.value {
-        Value::Null => JsonValue::Null,
-        Value::Bool(b) => JsonValue::Bool(*b),
-        Value::Int(i) => JsonValue::from(*i),
-        Value::Float(f) => {
-            serde_json::Number::from_f64(*f).map_or(JsonValue::Null, JsonValue::Number)
-        }
-        Value::String(text) => JsonValue::String(text.clone()),
-        Value::Seq(items) => JsonValue::Array(items.iter().map(to_json).collect()),
-        Value::Map(entries) => JsonValue::Object(
-            entries
-                .iter()
-                .map(|(k, v)| (k.text.clone(), to_json(v)))
-                .collect(),
-        ),
-    }
-}
+pub(crate) use crate::yaml::to_json;
 
 #[cfg(test)]
 mod tests {
