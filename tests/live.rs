@@ -60,16 +60,7 @@ fn status(repo: &Path, kubeconfig: &Path, args: &[&str]) -> Run {
     aiml(repo, kubeconfig, &all)
 }
 
-/// `kubectl aiml ARGS` in `repo` with `kubeconfig` (and nothing of the user's home).
-fn aiml(repo: &Path, kubeconfig: &Path, all: &[&str]) -> Run {
-    let output = aiml_command(repo)
-        .args(all)
-        .env("KUBECONFIG", kubeconfig)
-        .env("HOME", repo)
-        .output()
-        .expect("run kubectl-aiml");
-    Run::from_output(all, output)
-}
+use support::aiml_with_kubeconfig as aiml;
 
 /// The files of a blueprint's rendered output and of its sync objects.
 fn blueprint_files(repo: &Path, blueprint: &str) -> Vec<PathBuf> {

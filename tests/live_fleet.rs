@@ -31,7 +31,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::GroupVersionKind;
 use kube::discovery::{ApiResource, Discovery, Scope};
 use serde_json::{Value, json};
-use support::{Run, aiml_command, shipped_blueprints};
+use support::shipped_blueprints;
 
 /// Copies of the shipped blueprints: 25 × 4 = 100 blueprints, about 4,700 objects, created
 /// in about 20 s. The harness serves Service IPs from a /24: at most ~250 Services fit, and
@@ -270,22 +270,16 @@ async fn apply_all(
     resources
 }
 
-/// `kubectl aiml ARGS` in `repo`, with `kubeconfig` and nothing of the user's home.
-fn aiml(repo: &Path, kubeconfig: &Path, args: &[&str]) -> Run {
-    let output = aiml_command(repo)
-        .args(args)
-        .env("KUBECONFIG", kubeconfig)
-        .env("HOME", repo)
-        .output()
-        .expect("run kubectl-aiml");
-    Run::from_output(args, output)
-}
+use support::aiml_with_kubeconfig as aiml;
 
 #[test]
 fn status_of_a_fleet_lists_each_kind_once_and_gets_no_object() {
     let began = Instant::now();
-    let server =
-        ApiServer::start_required("status_of_a_fleet_lists_each_kind_once_and_gets_no_object");
+    let Some(server) =
+        ApiServer::start_or_skip("status_of_a_fleet_lists_each_kind_once_and_gets_no_object")
+    else {
+        return;
+    };
     server.install_crds();
     let scratch = server.scratch();
     let repo = scratch.join("fleet");

@@ -12,6 +12,18 @@ pub fn aiml_command(dir: &Path) -> Command {
     command
 }
 
+/// `kubectl aiml ARGS` in `repo`, with `kubeconfig` and nothing of the user's home (the
+/// cluster tests).
+pub fn aiml_with_kubeconfig(repo: &Path, kubeconfig: &Path, args: &[&str]) -> Run {
+    let output = aiml_command(repo)
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .env("HOME", repo)
+        .output()
+        .expect("run kubectl-aiml");
+    Run::from_output(args, output)
+}
+
 /// A finished run of the binary.
 pub struct Run {
     /// The arguments it ran with, for messages.
