@@ -596,6 +596,7 @@ fn status_reads_argo_cd_kueue_admission_and_tpu_nodes() {
     let workload = json!({
         "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
         "metadata": {"name": format!("jobset-{TRAINING}-1a2b3"), "namespace": TRAINING,
+            "labels": {"kueue.x-k8s.io/job-uid": uid},
             "ownerReferences": [{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
                 "name": TRAINING, "uid": uid, "controller": true}]},
         "spec": {"queueName": "tpu-training-jobs", "podSets": [{"name": "slice", "count": 8,

@@ -85,7 +85,11 @@ fn run_live(
     live: &super::status::Selection,
     root: &std::path::Path,
 ) -> anyhow::Result<Outcome> {
-    let side = diff::read_dir(&root.join(RENDERED_DIR), context.limits.max_file_size)?;
+    let side = diff::read_dir_selected(
+        &root.join(RENDERED_DIR),
+        context.limits.max_file_size,
+        diff::Selection::Only(&live.names),
+    )?;
     super::status::check_names(&side, &live.names)?;
     let Some(settings) = super::status::settings(context, root)? else {
         return Ok(Outcome::Failure);

@@ -45,9 +45,13 @@ pub(super) fn run(
     let repo = Repo::open(&root).ok();
     let head = repo.as_ref().and_then(Repo::head_commit);
     let limit = context.limits.max_file_size;
+    // Only the named blueprints' folders (and the sync folder) are read.
+    let selection = diff::Selection::Only(&options.selection.names);
     let side = match (&repo, &head) {
-        (Some(repo), Some(_)) => diff::read_tree(repo, repo.tree_at("HEAD")?.as_ref(), limit)?,
-        _ => diff::read_dir(&root.join(RENDERED_DIR), limit)?,
+        (Some(repo), Some(_)) => {
+            diff::read_tree_selected(repo, repo.tree_at("HEAD")?.as_ref(), limit, selection)?
+        }
+        _ => diff::read_dir_selected(&root.join(RENDERED_DIR), limit, selection)?,
     };
     check_names(&side, &options.selection.names)?;
     let Some(settings) = settings(context, &root)? else {

@@ -61,6 +61,32 @@ pub struct Side {
     pub objects: BTreeMap<Key, Object>,
     /// Files that are not Kubernetes objects (repository-relative), left out.
     pub unreadable: Vec<String>,
+    /// Every folder of `rendered/` seen, read or not (see [`Selection`]).
+    pub folders: BTreeSet<String>,
+}
+
+/// Which folders of `rendered/` to read: all, or the named ones (with `rendered/_sync/`,
+/// which says where they go); the others are only listed in [`Side::folders`].
+#[derive(Clone, Copy, Debug, Default)]
+pub enum Selection<'a> {
+    /// Every folder.
+    #[default]
+    All,
+    /// These folders and the sync folder.
+    Only(&'a [String]),
+}
+
+impl Selection<'_> {
+    fn reads(self, folder: &str) -> bool {
+        match self {
+            Selection::All => true,
+            Selection::Only(names) => {
+                names.is_empty()
+                    || folder == crate::sync::SYNC_DIR
+                    || names.iter().any(|n| n == folder)
+            }
+        }
+    }
 }
 
 impl Side {
@@ -122,8 +148,17 @@ fn is_object_file(relative: &str) -> bool {
 /// or a staging folder's); paths are shown as `rendered/…`. Only regular files of at most
 /// `limit` bytes are read (others are named and refused, as every input is).
 pub fn read_dir(rendered: &Path, limit: u64) -> Result<Side, crate::repo::ReadError> {
+    read_dir_selected(rendered, limit, Selection::All)
+}
+
+/// [`read_dir`] of the folders `selection` names only.
+pub fn read_dir_selected(
+    rendered: &Path,
+    limit: u64,
+    selection: Selection<'_>,
+) -> Result<Side, crate::repo::ReadError> {
     let mut side = Side::default();
-    add_dir(&mut side, rendered, rendered, limit)?;
+    add_dir(&mut side, rendered, rendered, limit, selection)?;
     Ok(side)
 }
 
@@ -136,7 +171,13 @@ pub fn add_folders<'a>(
     limit: u64,
 ) -> Result<(), crate::repo::ReadError> {
     for folder in folders {
-        add_dir(side, rendered, &rendered.join(folder), limit)?;
+        add_dir(
+            side,
+            rendered,
+            &rendered.join(folder),
+            limit,
+            Selection::All,
+        )?;
     }
     Ok(())
 }
@@ -147,6 +188,7 @@ fn add_dir(
     rendered: &Path,
     dir: &Path,
     limit: u64,
+    selection: Selection<'_>,
 ) -> Result<(), crate::repo::ReadError> {
     if !dir.is_dir() {
         return Ok(());
@@ -159,6 +201,10 @@ fn add_dir(
         if !is_object_file(rest) {
             continue;
         }
+        side.folders.insert(folder.to_string());
+        if !selection.reads(folder) {
+            continue;
+        }
         let display = format!("{RENDERED_DIR}/{relative}");
         let text = crate::repo::read_text(&path, &display, limit)?;
         side.add(folder, display, &text);
@@ -169,6 +215,16 @@ fn add_dir(
 /// The rendered objects of `tree` (a commit's tree; `None`: nothing); files above `limit`
 /// bytes are left out as unreadable.
 pub fn read_tree(repo: &Repo, tree: Option<&git2::Tree<'_>>, limit: u64) -> Result<Side, GitError> {
+    read_tree_selected(repo, tree, limit, Selection::All)
+}
+
+/// [`read_tree`] of the folders `selection` names only.
+pub fn read_tree_selected(
+    repo: &Repo,
+    tree: Option<&git2::Tree<'_>>,
+    limit: u64,
+    selection: Selection<'_>,
+) -> Result<Side, GitError> {
     let mut side = Side::default();
     let Some(tree) = tree else {
         return Ok(side);
@@ -194,6 +250,10 @@ pub fn read_tree(repo: &Repo, tree: Option<&git2::Tree<'_>>, limit: u64) -> Resu
             continue;
         };
         if !is_object_file(rest) {
+            continue;
+        }
+        side.folders.insert(folder.to_string());
+        if !selection.reads(folder) {
             continue;
         }
         let blob = repo.repo.find_blob(id)?;

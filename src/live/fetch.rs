@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use futures::StreamExt;
-use kube::api::{Api, DynamicObject, ListParams};
+use kube::api::{DynamicObject, ListParams};
 use kube::discovery::{ApiResource, Discovery, Scope};
 use serde_json::Value;
 
@@ -19,6 +19,12 @@ pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by=kubectl-aiml";
 pub const NODE_POOL_LABEL: &str = "cloud.google.com/gke-nodepool";
 /// Objects one page of a LIST holds.
 const PAGE: u32 = 500;
+/// Kueue's label naming a job's queue.
+const QUEUE_NAME_LABEL: &str = "kueue.x-k8s.io/queue-name";
+/// Kueue's label on a Workload naming the uid of its job.
+const JOB_UID_LABEL: &str = "kueue.x-k8s.io/job-uid";
+/// Job uids in one Workload LIST's selector (keeps the URL short).
+const UIDS_PER_LIST: usize = 50;
 /// Lists in flight on one cluster.
 const CONCURRENT_LISTS: usize = 8;
 
@@ -29,7 +35,8 @@ pub struct Query {
     pub kinds: BTreeMap<(String, String, String), BTreeSet<String>>,
     /// Node pools whose nodes to list.
     pub pools: BTreeSet<String>,
-    /// Namespaces whose Kueue Workloads to list.
+    /// Namespaces of our queued jobs: where Kueue Workloads are listed when a cluster-wide
+    /// LIST is forbidden.
     pub kueue_namespaces: BTreeSet<String>,
     /// At most this many objects in all; more is an error rather than unbounded memory.
     pub max_objects: usize,
@@ -191,20 +198,49 @@ async fn fetch_all(connection: &Connection, query: &Query) -> Result<Listed, Ask
             bucket: Bucket::Nodes,
         });
     }
+    let mut total = 0usize;
+    collect(connection, query, &jobs, &mut listed, &mut total).await?;
+    // Kueue's Workloads carry the uid of their job in a label: one LIST (in chunks of uids)
+    // finds the Workloads of our queued jobs, whatever else the cluster queues.
     if let Some((resource, _)) = resolve(&discovery, "kueue.x-k8s.io", "v1beta1", "Workload") {
-        for namespace in &query.kueue_namespaces {
-            jobs.push(Job {
+        let mut uids: Vec<&str> = listed
+            .objects
+            .values()
+            .filter(|o| {
+                o.pointer("/metadata/labels")
+                    .and_then(|l| l.get(QUEUE_NAME_LABEL))
+                    .is_some()
+            })
+            .filter_map(|o| o.pointer("/metadata/uid").and_then(Value::as_str))
+            .filter(|uid| is_path_safe(uid) && !uid.contains([',', '(', ')', '!', '=']))
+            .collect();
+        uids.sort_unstable();
+        let workloads: Vec<Job> = uids
+            .chunks(UIDS_PER_LIST)
+            .map(|chunk| Job {
                 resource: resource.clone(),
-                namespace: Some(namespace.clone()),
-                selector: None,
-                fallback: BTreeSet::new(),
+                namespace: None,
+                selector: Some(format!("{JOB_UID_LABEL} in ({})", chunk.join(","))),
+                fallback: query.kueue_namespaces.clone(),
                 bucket: Bucket::Workloads,
-            });
-        }
+            })
+            .collect();
+        collect(connection, query, &workloads, &mut listed, &mut total).await?;
     }
+    Ok(listed)
+}
+
+/// Runs `jobs` (at most [`CONCURRENT_LISTS`] at once) into `listed`, counting objects
+/// against the query's bound.
+async fn collect(
+    connection: &Connection,
+    query: &Query,
+    jobs: &[Job],
+    listed: &mut Listed,
+    total: &mut usize,
+) -> Result<(), AskError> {
     let mut results = futures::stream::iter(jobs.iter().map(|job| run(connection, job)))
         .buffer_unordered(CONCURRENT_LISTS);
-    let mut total = 0usize;
     while let Some((bucket, result)) = results.next().await {
         let objects = match result {
             Ok(objects) => objects,
@@ -217,8 +253,8 @@ async fn fetch_all(connection: &Connection, query: &Query) -> Result<Listed, Ask
             }
             Err(error) => return Err(error),
         };
-        total += objects.len();
-        if total > query.max_objects {
+        *total += objects.len();
+        if *total > query.max_objects {
             return Err(AskError::Failed {
                 context: connection.context.clone(),
                 message: format!(
@@ -240,7 +276,7 @@ async fn fetch_all(connection: &Connection, query: &Query) -> Result<Listed, Ask
             }
         }
     }
-    Ok(listed)
+    Ok(())
 }
 
 /// The identity of a live object, from its `apiVersion`, `kind` and metadata.
@@ -341,39 +377,49 @@ fn is_forbidden(error: &kube::Error) -> bool {
     matches!(error, kube::Error::Api(status) if status.code == 403)
 }
 
+/// One page of a LIST, its items kept as JSON (decoded once, never through a typed object).
+#[derive(serde::Deserialize)]
+struct Page {
+    #[serde(default)]
+    metadata: PageMeta,
+    #[serde(default)]
+    items: Vec<Value>,
+}
+
+#[derive(Default, serde::Deserialize)]
+struct PageMeta {
+    #[serde(default, rename = "continue")]
+    continue_token: Option<String>,
+}
+
 /// Every page of one LIST.
 async fn list(
     connection: &Connection,
     job: &Job,
     namespace: Option<&str>,
 ) -> Result<Vec<Value>, kube::Error> {
-    let api: Api<DynamicObject> = match namespace {
-        Some(namespace) => {
-            Api::namespaced_with(connection.client.clone(), namespace, &job.resource)
-        }
-        None => Api::all_with(connection.client.clone(), &job.resource),
-    };
+    use kube::Resource as _;
+    let request = kube::core::Request::new(DynamicObject::url_path(&job.resource, namespace));
     let mut params = ListParams::default().limit(PAGE);
     if let Some(selector) = &job.selector {
         params = params.labels(selector);
     }
     let mut objects = Vec::new();
     loop {
-        let page = api.list(&params).await?;
-        let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
-        for item in page.items {
-            let mut value = serde_json::to_value(&item).map_err(kube::Error::SerdeError)?;
+        let http = request.list(&params).map_err(kube::Error::BuildRequest)?;
+        let page: Page = connection.client.request(http).await?;
+        for mut item in page.items {
             // Lists leave apiVersion and kind out of their items' JSON; put them back.
-            if let Value::Object(map) = &mut value {
+            if let Value::Object(map) = &mut item {
                 map.insert(
                     "apiVersion".into(),
                     Value::String(job.resource.api_version.clone()),
                 );
                 map.insert("kind".into(), Value::String(job.resource.kind.clone()));
             }
-            objects.push(value);
+            objects.push(item);
         }
-        match next {
+        match page.metadata.continue_token.filter(|c| !c.is_empty()) {
             Some(token) => params = params.continue_token(&token),
             None => return Ok(objects),
         }

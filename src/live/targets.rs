@@ -167,18 +167,17 @@ pub fn targets<'s>(side: &'s Side, settings: &Settings, names: &[String]) -> Vec
         .collect()
 }
 
-/// The blueprints with rendered output.
+/// The blueprints with rendered output (read or only listed).
 #[must_use]
 pub fn blueprints(side: &Side) -> Vec<String> {
-    let mut names: Vec<String> = side
-        .objects
-        .values()
-        .map(|o| o.folder.clone())
+    let names: std::collections::BTreeSet<String> = side
+        .folders
+        .iter()
+        .cloned()
+        .chain(side.objects.values().map(|o| o.folder.clone()))
         .filter(|f| f != SYNC_FOLDER)
         .collect();
-    names.sort();
-    names.dedup();
-    names
+    names.into_iter().collect()
 }
 
 /// A folder a sync object names, as a path of this repository: without `git.dir`.
