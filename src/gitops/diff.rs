@@ -91,7 +91,17 @@ impl Selection<'_> {
 
 impl Side {
     fn add(&mut self, folder: &str, path: String, text: &str) {
-        match manifest::split(text) {
+        let parsed = manifest::split(text);
+        self.insert_parsed(folder, path, parsed);
+    }
+
+    fn insert_parsed(
+        &mut self,
+        folder: &str,
+        path: String,
+        parsed: Result<Vec<manifest::Manifest>, manifest::SplitError>,
+    ) {
+        match parsed {
             Ok(objects) if !objects.is_empty() => {
                 for object in objects {
                     self.objects.insert(
@@ -108,6 +118,25 @@ impl Side {
                 }
             }
             _ => self.unreadable.push(path),
+        }
+    }
+
+    /// Adds files read as `(folder, path, text)` (`None`: unreadable), parsed in parallel and
+    /// inserted in the order given, so the result is the one a sequential read gives.
+    fn add_files(&mut self, files: Vec<(String, String, Option<String>)>) {
+        use rayon::prelude::*;
+        let parsed: Vec<_> = files
+            .into_par_iter()
+            .map(|(folder, path, text)| {
+                let parsed = text.map(|text| manifest::split(&text));
+                (folder, path, parsed)
+            })
+            .collect();
+        for (folder, path, parsed) in parsed {
+            match parsed {
+                Some(parsed) => self.insert_parsed(&folder, path, parsed),
+                None => self.unreadable.push(path),
+            }
         }
     }
 
@@ -193,6 +222,7 @@ fn add_dir(
     if !dir.is_dir() {
         return Ok(());
     }
+    let mut files = Vec::new();
     for path in crate::repo::files_under(dir)? {
         let relative = crate::repo::display_path(rendered, &path);
         let Some((folder, rest)) = relative.split_once('/') else {
@@ -207,8 +237,9 @@ fn add_dir(
         }
         let display = format!("{RENDERED_DIR}/{relative}");
         let text = crate::repo::read_text(&path, &display, limit)?;
-        side.add(folder, display, &text);
+        files.push((folder.to_string(), display, Some(text)));
     }
+    side.add_files(files);
     Ok(())
 }
 
@@ -245,6 +276,7 @@ pub fn read_tree_selected(
         }
         git2::TreeWalkResult::Ok
     })?;
+    let mut files = Vec::new();
     for (relative, id) in blobs {
         let Some((folder, rest)) = relative.split_once('/') else {
             continue;
@@ -258,15 +290,12 @@ pub fn read_tree_selected(
         }
         let blob = repo.repo.find_blob(id)?;
         let path = format!("{RENDERED_DIR}/{relative}");
-        if u64::try_from(blob.size()).unwrap_or(u64::MAX) > limit {
-            side.unreadable.push(path);
-            continue;
-        }
-        match std::str::from_utf8(blob.content()) {
-            Ok(text) => side.add(folder, path, text),
-            Err(_) => side.unreadable.push(path),
-        }
+        let text = (u64::try_from(blob.size()).unwrap_or(u64::MAX) <= limit)
+            .then(|| std::str::from_utf8(blob.content()).ok().map(str::to_string))
+            .flatten();
+        files.push((folder.to_string(), path, text));
     }
+    side.add_files(files);
     Ok(side)
 }
 
