@@ -400,7 +400,10 @@ async fn list(
 ) -> Result<Vec<Value>, kube::Error> {
     use kube::Resource as _;
     let request = kube::core::Request::new(DynamicObject::url_path(&job.resource, namespace));
-    let mut params = ListParams::default().limit(PAGE);
+    // `resourceVersion=0`: the server may answer from its watch cache instead of a quorum
+    // read of etcd (a status is a snapshot; a moment's lag is fine). Later pages carry the
+    // continue token alone, as the API requires.
+    let mut params = ListParams::default().limit(PAGE).match_any();
     if let Some(selector) = &job.selector {
         params = params.labels(selector);
     }
@@ -420,7 +423,11 @@ async fn list(
             objects.push(item);
         }
         match page.metadata.continue_token.filter(|c| !c.is_empty()) {
-            Some(token) => params = params.continue_token(&token),
+            Some(token) => {
+                params.resource_version = None;
+                params.version_match = None;
+                params = params.continue_token(&token);
+            }
             None => return Ok(objects),
         }
     }
