@@ -25,6 +25,18 @@ pub fn check_dns_label(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks the form the API server requires of every object name: a path segment (not `.` or
+/// `..`, no `/` or `%`).
+pub fn path_segment(name: &str) -> Result<(), String> {
+    if name == "." || name == ".." {
+        return Err(format!("`{name}` is not allowed"));
+    }
+    if name.contains(['/', '%']) {
+        return Err("`/` and `%` are not allowed".into());
+    }
+    Ok(())
+}
+
 /// Checks a GCP project id: 6 to 30 lowercase letters, digits or `-`, starting with a letter.
 pub fn project_id(id: &str) -> Result<(), String> {
     let valid_chars = id

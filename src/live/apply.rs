@@ -327,13 +327,6 @@ async fn compare_cluster(
     Ok(comparison)
 }
 
-fn split_api_version(api_version: &str) -> (String, String) {
-    match api_version.rsplit_once('/') {
-        Some((group, version)) => (group.to_string(), version.to_string()),
-        None => (String::new(), api_version.to_string()),
-    }
-}
-
 /// The server-side apply dry run of one object: `Ok(Ok(result))`, `Ok(Err((reason,
 /// message)))` when the server refuses it, `Err` when the cluster cannot be asked (RBAC
 /// forbids the patch, the connection fails).
@@ -344,7 +337,7 @@ async fn dry_run(
     item: &Planned<'_>,
 ) -> Result<Result<Value, (String, String)>, AskError> {
     let id = &item.object.id;
-    let (group, version) = split_api_version(&item.object.api_version);
+    let (group, version) = fetch::split_api_version(&item.object.api_version);
     if listed.kinds.get(&(group.clone(), id.kind.clone())) == Some(&KindListing::NotServed) {
         return Ok(Err((
             "KindNotServed".into(),

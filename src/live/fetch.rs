@@ -52,11 +52,19 @@ pub type Key = (String, String, Option<String>, String);
 pub fn is_path_safe(segment: &str) -> bool {
     !segment.is_empty()
         && segment.len() <= 253
-        && segment != "."
-        && segment != ".."
-        && !segment.chars().any(|c| {
-            c == '/' || c == '%' || c == '?' || c == '#' || c.is_whitespace() || c.is_control()
-        })
+        && crate::names::path_segment(segment).is_ok()
+        && !segment
+            .chars()
+            .any(|c| c == '?' || c == '#' || c.is_whitespace() || c.is_control())
+}
+
+/// `group/version` → (group, version); the core group is `""`.
+#[must_use]
+pub fn split_api_version(api_version: &str) -> (String, String) {
+    match api_version.rsplit_once('/') {
+        Some((group, version)) => (group.to_string(), version.to_string()),
+        None => (String::new(), api_version.to_string()),
+    }
 }
 
 /// The identity of a rendered object, as [`key_of`] reads a live one.
@@ -82,10 +90,7 @@ impl Query {
 
     /// Asks for the kind of the rendered `object`, in its namespace.
     pub fn ask_for(&mut self, object: &crate::gitops::diff::Object) {
-        let (group, version) = match object.api_version.rsplit_once('/') {
-            Some((group, version)) => (group.to_string(), version.to_string()),
-            None => (String::new(), object.api_version.clone()),
-        };
+        let (group, version) = split_api_version(&object.api_version);
         self.kinds
             .entry((group, version, object.id.kind.clone()))
             .or_default()
@@ -283,10 +288,7 @@ async fn collect(
 #[must_use]
 pub fn key_of(object: &Value) -> Option<Key> {
     let api_version = object.get("apiVersion")?.as_str()?;
-    let group = api_version
-        .rsplit_once('/')
-        .map_or("", |(group, _)| group)
-        .to_string();
+    let (group, _) = split_api_version(api_version);
     let metadata = object.get("metadata")?;
     Some((
         group,

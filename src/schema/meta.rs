@@ -99,16 +99,6 @@ fn dns_1035(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn path_segment(name: &str) -> Result<(), String> {
-    if name == "." || name == ".." {
-        return Err(format!("`{name}` is not allowed"));
-    }
-    if name.contains(['/', '%']) {
-        return Err("`/` and `%` are not allowed".into());
-    }
-    Ok(())
-}
-
 /// The name part of a qualified name, or a label value when `empty_ok`.
 fn label_text(text: &str, empty_ok: bool) -> Result<(), String> {
     if text.is_empty() {
@@ -206,7 +196,7 @@ fn check_name(object: &Object<'_>, metadata: &Node, out: &mut Vec<Diagnostic>) {
                 "a DNS-1035 label: lowercase letters, digits and `-`, at most 63, starting with a letter and ending with a letter or digit",
             ),
             NameForm::PathSegment => (
-                path_segment(name),
+                crate::names::path_segment(name),
                 "a name without `/` or `%`, not `.` or `..`",
             ),
         };
@@ -309,8 +299,8 @@ mod tests {
         assert!(dns_1035("web-1").is_ok());
         assert!(dns_1035("1web").is_err());
         assert!(dns_1035("a.b").is_err());
-        assert!(path_segment("system:aggregate-to-view").is_ok());
-        assert!(path_segment("a/b").is_err());
+        assert!(crate::names::path_segment("system:aggregate-to-view").is_ok());
+        assert!(crate::names::path_segment("a/b").is_err());
         assert_eq!(name_form("", "Service"), NameForm::Dns1035);
         assert_eq!(name_form("", "Namespace"), NameForm::Label);
         assert_eq!(name_form("apps", "StatefulSet"), NameForm::Label);
