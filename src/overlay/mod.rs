@@ -15,6 +15,7 @@ pub mod autoscaling;
 pub mod client;
 pub mod exposure;
 pub mod role_pool;
+pub mod runs;
 pub mod secret_ref;
 pub mod site;
 pub mod tpu_memory;
@@ -91,13 +92,20 @@ impl Overlay {
     }
 
     /// Adds the target folder for `plane`: its `kustomization.yaml` and the objects in
-    /// `resources` (a YAML stream rendered by templates).
+    /// `resources` (a YAML stream rendered by templates). Run objects of a workload target
+    /// are named after their content ([`runs`]).
     pub fn add_target(
         &mut self,
         plane: Plane,
         blueprint: &Blueprint<'_>,
         resources: String,
     ) -> Result<(), TemplateError> {
+        let resources = match plane {
+            Plane::Workload => {
+                runs::name_runs(&format!("{}/{RESOURCES_FILE}", plane.dir()), resources)?
+            }
+            Plane::ConfigConnector => resources,
+        };
         let kustomization = render(
             "overlay/kustomization.yaml",
             &minijinja::context! {
