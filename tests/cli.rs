@@ -53,8 +53,8 @@ fn render_is_deterministic_and_check_passes() {
 fn check_reports_stale_missing_and_extra_files() {
     let repo = TestRepo::new();
     repo.aiml(&["render"]).expect_code(0);
-    let jobset = "rendered/multislice-v4-32-training/workload/multislice-v4-32-training/jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml";
-    repo.write(jobset, "edited: by hand\n");
+    let edited_file = "rendered/multislice-v4-32-training/workload/_cluster/clusterqueue.kueue.x-k8s.io_multislice-v4-32-training.yaml";
+    repo.write(edited_file, "edited: by hand\n");
     std::fs::remove_file(
         repo.path()
             .join("overlays/multislice-v4-32-training/workload/resources.yaml"),
@@ -79,7 +79,7 @@ fn check_reports_stale_missing_and_extra_files() {
     would add overlays/multislice-v4-32-training/workload/resources.yaml
     would remove rendered/deleted-blueprint/.aiml-generated
     would remove rendered/deleted-blueprint/workload/_cluster/namespace_x.yaml
-    would change rendered/multislice-v4-32-training/workload/multislice-v4-32-training/jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml (edited by hand)
+    would change rendered/multislice-v4-32-training/workload/_cluster/clusterqueue.kueue.x-k8s.io_multislice-v4-32-training.yaml (edited by hand)
     4 files out of date: run `kubectl aiml render` and commit the result
     ");
     assert_eq!(before, repo.generated(), "--check must not write");
@@ -110,7 +110,7 @@ fn check_reports_stale_missing_and_extra_files() {
         {
           "change": "modified",
           "edited_by_hand": true,
-          "path": "rendered/multislice-v4-32-training/workload/multislice-v4-32-training/jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml"
+          "path": "rendered/multislice-v4-32-training/workload/_cluster/clusterqueue.kueue.x-k8s.io_multislice-v4-32-training.yaml"
         }
       ],
       "up_to_date": false
@@ -121,7 +121,7 @@ fn check_reports_stale_missing_and_extra_files() {
     // The hand edit would be lost: a render stops, names it and writes nothing.
     let refused = repo.aiml(&["render"]);
     refused.expect_code(2);
-    insta::assert_snapshot!(refused.stderr, @"error: a generated file was edited by hand since kubectl-aiml wrote it, and this render would overwrite it: `rendered/multislice-v4-32-training/workload/multislice-v4-32-training/jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml`; move the change into the blueprint, or pass `--force` to overwrite it");
+    insta::assert_snapshot!(refused.stderr, @"error: a generated file was edited by hand since kubectl-aiml wrote it, and this render would overwrite it: `rendered/multislice-v4-32-training/workload/_cluster/clusterqueue.kueue.x-k8s.io_multislice-v4-32-training.yaml`; move the change into the blueprint, or pass `--force` to overwrite it");
     assert_eq!(before, repo.generated(), "a refused render must not write");
 
     repo.aiml(&["render", "--force"]).expect_code(0);

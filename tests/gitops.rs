@@ -141,7 +141,7 @@ fn render_commit_makes_one_commit_of_blueprints_overlays_and_rendered_files() {
         p.starts_with("overlays/multislice-v4-32-training/")
     });
     support::assert_some_path(&committed, |p| {
-        p.ends_with("jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml")
+        p.contains("/jobset.jobset.x-k8s.io_multislice-v4-32-training-")
     });
     assert!(
         !committed
@@ -426,21 +426,24 @@ fn hand_edits_are_refused_until_forced() {
     let (repo, git) = git_repo();
     assert_eq!(aiml(repo.path(), &["render", "--commit"], true).code, 0);
     let committed = head(&git).id();
-    let jobset = "rendered/multislice-v4-32-training/workload/multislice-v4-32-training/jobset.jobset.x-k8s.io_multislice-v4-32-training.yaml";
-    let edited = std::fs::read_to_string(repo.path().join(jobset)).unwrap() + "# tuned by hand\n";
-    repo.write(jobset, &edited);
+    let edited_file = "rendered/multislice-v4-32-training/workload/_cluster/clusterqueue.kueue.x-k8s.io_multislice-v4-32-training.yaml";
+    let edited =
+        std::fs::read_to_string(repo.path().join(edited_file)).unwrap() + "# tuned by hand\n";
+    repo.write(edited_file, &edited);
     set_slices(&repo, 3);
     let before = repo.generated();
 
     let run = aiml(repo.path(), &["render", "--commit"], true);
-    run.expect_code(2).stderr_has(jobset).stderr_has("--force");
+    run.expect_code(2)
+        .stderr_has(edited_file)
+        .stderr_has("--force");
     assert_eq!(repo.generated(), before, "nothing is written");
     assert_eq!(head(&git).id(), committed, "nothing is committed");
 
     let run = aiml(repo.path(), &["render", "--commit", "--force"], true);
     run.expect_code(0);
     assert_ne!(head(&git).id(), committed);
-    let now = std::fs::read_to_string(repo.path().join(jobset)).unwrap();
+    let now = std::fs::read_to_string(repo.path().join(edited_file)).unwrap();
     assert!(!now.contains("# tuned by hand"));
 }
 

@@ -378,7 +378,7 @@ fn status_follows_a_blueprint_from_nothing_to_ready_through_a_failure() {
     // 6. A changed Job template (immutable), a changed Deployment, a removed ServiceAccount:
     // the server refuses the first, the others are changes, the last would be pruned.
     let folder = repo.join(format!("rendered/{BLUEPRINT}/workload/{BLUEPRINT}"));
-    let job = folder.join("job.batch_triton-health-check.yaml");
+    let job = support::rendered_run(&folder, "job.batch_triton-health-check-");
     let text = std::fs::read_to_string(&job).expect("read");
     let changed = text.replacen("image: ", "image: example.com/changed/", 1);
     assert_ne!(text, changed);
@@ -582,10 +582,15 @@ fn status_reads_argo_cd_kueue_admission_and_tpu_nodes() {
     make_ready(&server, &repo, TRAINING, &head);
 
     // The JobSet waits for Kueue, which says why: the quota is short.
+    let job = read_object(&support::rendered_run(
+        &repo.join(format!("rendered/{TRAINING}/workload/{TRAINING}")),
+        "jobset.jobset.x-k8s.io_",
+    ));
+    let jobset_name = job["metadata"]["name"].as_str().expect("name").to_string();
     let jobset = server.run_kubectl(&[
         "get",
         "jobsets.jobset.x-k8s.io",
-        TRAINING,
+        &jobset_name,
         "-n",
         TRAINING,
         "-o",
@@ -598,7 +603,7 @@ fn status_reads_argo_cd_kueue_admission_and_tpu_nodes() {
         "metadata": {"name": format!("jobset-{TRAINING}-1a2b3"), "namespace": TRAINING,
             "labels": {"kueue.x-k8s.io/job-uid": uid},
             "ownerReferences": [{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-                "name": TRAINING, "uid": uid, "controller": true}]},
+                "name": jobset_name, "uid": uid, "controller": true}]},
         "spec": {"queueName": "tpu-training-jobs", "podSets": [{"name": "slice", "count": 8,
             "template": {"spec": {"containers": [{"name": "train", "image": "busybox"}]}}}]},
     });
@@ -611,9 +616,6 @@ fn status_reads_argo_cd_kueue_admission_and_tpu_nodes() {
         &workload,
         &json!({"conditions": [condition("QuotaReserved", "False", "Pending", pending)]}),
     );
-    let job = read_object(&repo.join(format!(
-        "rendered/{TRAINING}/workload/{TRAINING}/jobset.jobset.x-k8s.io_{TRAINING}.yaml"
-    )));
     patch_status(
         &server,
         &job,

@@ -442,7 +442,11 @@ spec:
     );
     let run = repo.aiml(&["render"]);
     run.expect_code(0);
-    let job = read(&repo, "rendered/batch/workload/batch/job.batch_batch.yaml");
+    let job = std::fs::read_to_string(support::rendered_run(
+        &repo.path().join("rendered/batch/workload/batch"),
+        "job.batch_batch-",
+    ))
+    .expect("read");
     support::assert_contains_all(
         &job,
         &[
@@ -601,9 +605,12 @@ fn the_example_repository_kind_renders_what_is_committed() {
     );
     let run = repo.aiml(&["render"]);
     run.expect_code(0);
-    let job = read(
-        &repo,
-        "rendered/smoke-v5e-16/workload/smoke-v5e-16/job.batch_smoke-v5e-16.yaml",
-    );
+    let job = std::fs::read_to_string(support::rendered_run(
+        &repo
+            .path()
+            .join("rendered/smoke-v5e-16/workload/smoke-v5e-16"),
+        "job.batch_smoke-v5e-16-",
+    ))
+    .expect("read");
     support::assert_contains_all(&job, &["parallelism: 1", "google.com/tpu: 8"]);
 }

@@ -4,6 +4,9 @@
 //!   webhook (JobSet, LeaderWorkerSet, Kueue) or a CRD transition rule refuses to change on an
 //!   existing object (`data/refused-updates.tsv`): the apply fails until the object is deleted
 //!   and created again. Nothing is destroyed by the refusal; the line says what replacing costs.
+//! - **Replaced runs.** A Job or JobSet whose content changed has a new name
+//!   ([`crate::overlay::runs`]): the sync engine creates the new run and prunes the old one,
+//!   stopping whatever of it still runs.
 //! - **Destructive changes.** A changed Config Connector field that GCP cannot update in place
 //!   (`data/immutable-fields.tsv`: the CRDs' "Immutable" fields, plus the few GKE fields the
 //!   CRDs do not mark, such as a node pool's placement policy and a cluster's network): Config
@@ -73,6 +76,8 @@ pub struct Impact {
     /// Objects a live API server refused in a server-side dry run (`diff --live`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub server_refused: Vec<ServerRefusal>,
+    /// Runs (Jobs, JobSets) replaced by a new run because their content changed.
+    pub replaced_runs: Vec<ReplacedRun>,
     /// Changes that delete something, or need it deleted.
     pub destructive: Vec<Destructive>,
     /// Accelerators gained or lost, per type and where they are counted.
@@ -88,9 +93,42 @@ impl Impact {
         self.destructive.is_empty()
             && self.refused.is_empty()
             && self.server_refused.is_empty()
+            && self.replaced_runs.is_empty()
             && self.accelerators.is_empty()
             && self.cost.lines.is_empty()
             && self.cost.unpriced.is_empty()
+    }
+}
+
+/// A run replaced by a new one: the same Job or JobSet with other content, so another name.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplacedRun {
+    /// The blueprint (folder under `rendered/`).
+    pub blueprint: String,
+    /// The new run.
+    pub object: ObjectRef,
+    /// The old run's name.
+    pub from: String,
+    /// What happens to the old run, in words.
+    pub consequence: &'static str,
+}
+
+/// Whether objects of `kind` (of `group`) are runs, named after their content.
+#[must_use]
+pub fn is_run(group: &str, kind: &str) -> bool {
+    run_replacement(group, kind).is_some()
+}
+
+/// What replacing a run of `kind` does, when `kind` (of `group`) is a run object.
+fn run_replacement(group: &str, kind: &str) -> Option<&'static str> {
+    match (group, kind) {
+        ("jobset.x-k8s.io", "JobSet") => Some(
+            "the old JobSet is pruned with its Jobs and pods (a running training stops and the new one starts from its last checkpoint, if it writes one)",
+        ),
+        ("batch", "Job") => {
+            Some("the old Job is pruned with its pods, and the new one runs from the start")
+        }
+        _ => None,
     }
 }
 
@@ -431,6 +469,16 @@ pub fn assess(base: &Side, head: &Side, objects: &[ObjectDiff]) -> Impact {
             .iter()
             .find(|(group, kind, _)| *group == id.group && *kind == id.kind)
             .map(|(_, _, consequence)| *consequence);
+        if let Change::Renamed { from } = &object.change
+            && let Some(consequence) = run_replacement(&id.group, &id.kind)
+        {
+            impact.replaced_runs.push(ReplacedRun {
+                blueprint: object.blueprint.clone(),
+                object: id.clone(),
+                from: from.clone(),
+                consequence,
+            });
+        }
         if object.change == Change::Changed {
             // Same folder and identity on both sides: an update of an existing object.
             impact.refused.extend(refused::assess(

@@ -172,6 +172,16 @@ pub fn text(diff: &Diff) -> String {
             item.message
         );
     }
+    for item in &impact.replaced_runs {
+        let _ = writeln!(
+            out,
+            "  new run replaces the old one: {} (was {}) [{}]: {}",
+            slashed(&item.object),
+            item.from,
+            item.blueprint,
+            item.consequence
+        );
+    }
     for item in &impact.refused {
         let _ = writeln!(
             out,
@@ -249,6 +259,11 @@ pub fn text(diff: &Diff) -> String {
     out.push_str("\nObjects\n");
     for object in &diff.objects {
         let renamed = match &object.change {
+            Change::Renamed { from }
+                if crate::gitops::impact::is_run(&object.object.group, &object.object.kind) =>
+            {
+                format!(" (new run, replaces {from})")
+            }
             Change::Renamed { from } => format!(" (renamed from {from}: generator hash changed)"),
             _ => String::new(),
         };
@@ -392,6 +407,16 @@ fn markdown_impact(out: &mut String, impact: &Impact) {
             html(&item.message),
         ));
     }
+    for item in &impact.replaced_runs {
+        let _ = writeln!(
+            out,
+            "- :repeat: **new run replaces the old one**: {} (was {}) ({}): {}",
+            code(&slashed(&item.object)),
+            code(&item.from),
+            code(&item.blueprint),
+            item.consequence
+        );
+    }
     if !impact.refused.is_empty() {
         out.push_str("**Refused updates** (the API server or a webhook rejects these changes: the apply fails until the object is deleted and created again; nothing is destroyed until then)\n\n");
         for item in &impact.refused {
@@ -495,6 +520,11 @@ fn capitalised(text: &str) -> String {
 fn markdown_object(object: &ObjectDiff) -> String {
     let mut out = String::new();
     let renamed = match &object.change {
+        Change::Renamed { from }
+            if crate::gitops::impact::is_run(&object.object.group, &object.object.kind) =>
+        {
+            format!(" (new run, replaces {})", html(from))
+        }
         Change::Renamed { from } => format!(" (renamed from {})", html(from)),
         _ => String::new(),
     };

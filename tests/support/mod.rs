@@ -159,6 +159,27 @@ pub fn assert_same_files(
     );
 }
 
+/// The one file in `folder` whose name starts with `prefix`: runs (Jobs, JobSets) carry a
+/// content hash in their name, so tests find them by the part before it.
+#[track_caller]
+pub fn rendered_run(folder: &Path, prefix: &str) -> std::path::PathBuf {
+    let found: Vec<std::path::PathBuf> = std::fs::read_dir(folder)
+        .unwrap_or_else(|e| panic!("{}: {e}", folder.display()))
+        .map(|entry| entry.expect("entry").path())
+        .filter(|path| {
+            path.file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with(prefix))
+        })
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one {prefix}* in {}: {found:?}",
+        folder.display()
+    );
+    found.into_iter().next().expect("one")
+}
+
 /// Asserts that some path of `paths` is `wanted`, listing them all when none is.
 #[track_caller]
 pub fn assert_some_path<P: AsRef<str>>(
