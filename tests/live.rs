@@ -597,7 +597,7 @@ fn status_reads_argo_cd_kueue_admission_and_tpu_nodes() {
         "jsonpath={.metadata.uid}",
     ]);
     let uid = String::from_utf8(jobset.stdout).expect("uid");
-    let pending = "couldn't assign flavors to pod set slice: insufficient quota for google.com/tpu in flavor multislice-v4-32-training-v4-32, request > maximum capacity (64 > 32)";
+    let pending = "couldn't assign flavors to pod set slice: insufficient quota for google.com/tpu in flavor multislice-v4-32-training-v4-32-2x2x4, request > maximum capacity (64 > 32)";
     let workload = json!({
         "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
         "metadata": {"name": format!("jobset-{TRAINING}-1a2b3"), "namespace": TRAINING,

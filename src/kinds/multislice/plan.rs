@@ -248,7 +248,9 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             kueue: KueuePlan {
                 cluster_queue,
                 local_queue,
-                flavor: format!("{name}-{}", tpu.type_name),
+                // A flavor's node labels cannot change (Kueue's webhook): its name carries
+                // both, so another type or topology is another flavor, never a refused update.
+                flavor: format!("{name}-{}-{}", tpu.type_name, tpu.topology),
                 priority_classes,
             },
             training: TrainingPlan {
