@@ -327,7 +327,16 @@ impl ApiServer {
     /// Installs the CustomResourceDefinition of every vendored custom resource kind
     /// ([`crds`]) for real and waits until the server serves them; returns how many.
     pub fn install_crds(&self) -> usize {
-        let crds = crds();
+        self.install_crds_of(|_| true)
+    }
+
+    /// Installs the vendored CustomResourceDefinitions whose API group `wanted` accepts, as
+    /// [`ApiServer::install_crds`] does; returns how many.
+    pub fn install_crds_of(&self, wanted: impl Fn(&str) -> bool) -> usize {
+        let crds: Vec<Value> = crds()
+            .into_iter()
+            .filter(|crd| crd["spec"]["group"].as_str().is_some_and(&wanted))
+            .collect();
         let file = self.scratch().join("crds.json");
         let list = json!({"apiVersion": "v1", "kind": "List", "items": crds});
         std::fs::write(&file, serde_json::to_vec(&list).expect("json")).expect("write crds");
