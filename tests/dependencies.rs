@@ -24,12 +24,12 @@ use std::path::{Path, PathBuf};
 
 use aiml::diagnostic::ObjectRef;
 use aiml::gitops::diff::{Object, read_dir};
-use aiml::graph::{DEPENDS_ON_ANNOTATION, NodeKind};
+use aiml::graph::{DEPENDS_ON_ANNOTATION, NodeKind, parse_depends_on};
 use aiml::overlay::Plane;
 use aiml::yaml::Node;
 use support::TestRepo;
 
-const WAVE_ANNOTATION: &str = "argocd.argoproj.io/sync-wave";
+use aiml::render::waves::SYNC_WAVE_ANNOTATION as WAVE_ANNOTATION;
 
 /// A sync root: a blueprint folder and one of its planes.
 type Root = (String, Plane);
@@ -69,23 +69,6 @@ fn roots(side: &aiml::gitops::diff::Side) -> BTreeMap<Root, RootObjects<'_>> {
     roots
 }
 
-/// One `depends-on` entry as an identity: `group/namespaces/ns/Kind/name` or
-/// `group/Kind/name`.
-fn parse_entry(entry: &str) -> Option<ObjectRef> {
-    let parts: Vec<&str> = entry.split('/').collect();
-    let (group, namespace, kind, name) = match parts.as_slice() {
-        [group, "namespaces", namespace, kind, name] => (*group, Some(*namespace), *kind, *name),
-        [group, kind, name] => (*group, None, *kind, *name),
-        _ => return None,
-    };
-    Some(ObjectRef {
-        group: group.to_string(),
-        kind: kind.to_string(),
-        namespace: namespace.map(str::to_string),
-        name: name.to_string(),
-    })
-}
-
 fn entry_of(id: &ObjectRef) -> String {
     match &id.namespace {
         Some(ns) => format!("{}/namespaces/{ns}/{}/{}", id.group, id.kind, id.name),
@@ -108,7 +91,7 @@ fn depends_on_edges(
             continue;
         };
         for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-            match parse_entry(entry).and_then(|id| objects.find(&id)) {
+            match parse_depends_on(entry).and_then(|id| objects.find(&id)) {
                 Some(to) => edges[from].push(to),
                 None => errors.push(format!(
                     "{}: depends-on `{entry}` names no object of its sync root `rendered/{}/{}/` \
@@ -503,4 +486,51 @@ fn every_compile_fixture_applies_in_order() {
         repo.aiml(&["render"]).about(case.display()).expect_code(0);
         assert_ordered(&case.display().to_string(), &repo.path().join("rendered"));
     }
+}
+/// The repository's blueprints rendered with `sync.engine: argocd`: every object with
+/// dependencies carries a sync wave, the same depends-on graph as Config Sync's render, and
+/// each wave is its longest depends-on path (checked by [`check_tree`]).
+#[test]
+fn argocd_waves_follow_the_depends_on_graph() {
+    let root = manifest_dir();
+    let settings = std::fs::read_to_string(root.join("aiml.yaml")).expect("aiml.yaml");
+    assert!(settings.contains("engine: config-sync"), "{settings}");
+    let repo = TestRepo::empty();
+    copy_into(&repo, &root.join("blueprints"), "blueprints/");
+    repo.write(
+        "aiml.yaml",
+        &settings.replace("engine: config-sync", "engine: argocd"),
+    );
+    repo.aiml(&["render"]).expect_code(0);
+    let rendered = repo.path().join("rendered");
+    assert_ordered("argocd render", &rendered);
+
+    // Config Sync's graph (the committed render) and Argo CD's are the same, but for the
+    // fleet registration only Config Sync has.
+    let config_sync = read_dir(&root.join("rendered"), u64::MAX).expect("rendered/");
+    let argocd = read_dir(&rendered, u64::MAX).expect("argocd rendered/");
+    let mut waves = 0;
+    for (key, object) in &argocd.objects {
+        if object.folder == aiml::graph::SYNC_FOLDER {
+            continue;
+        }
+        let depends = |o: &Object| {
+            string_at(&o.node, &["metadata", "annotations", DEPENDS_ON_ANNOTATION])
+                .map(str::to_string)
+        };
+        let committed = config_sync
+            .objects
+            .get(key)
+            .unwrap_or_else(|| panic!("{}: not in the Config Sync render", object.path));
+        assert_eq!(depends(object), depends(committed), "{}", object.path);
+        let wave = string_at(&object.node, &["metadata", "annotations", WAVE_ANNOTATION]);
+        assert_eq!(
+            wave.is_some(),
+            depends(object).is_some(),
+            "{}: an object with dependencies has a wave, one without has none",
+            object.path
+        );
+        waves += usize::from(wave.is_some());
+    }
+    assert!(waves > 10, "only {waves} objects with a sync wave");
 }
