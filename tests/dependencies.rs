@@ -534,3 +534,54 @@ fn argocd_waves_follow_the_depends_on_graph() {
     }
     assert!(waves > 10, "only {waves} objects with a sync wave");
 }
+
+/// Objects a repository kind adds to its template that depend on each other: no wave order
+/// exists, so an Argo CD render stops (exit 2) naming them and writes nothing; Config Sync's
+/// render does not order by waves and is not affected.
+const CYCLE: &str = r#"
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: first
+  namespace: {{ namespace }}
+  annotations:
+    config.kubernetes.io/depends-on: {{ "/namespaces/" ~ namespace ~ "/ConfigMap/second" }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: second
+  namespace: {{ namespace }}
+  annotations:
+    config.kubernetes.io/depends-on: {{ "/namespaces/" ~ namespace ~ "/ConfigMap/first" }}
+"#;
+
+#[test]
+fn a_depends_on_cycle_stops_an_argocd_render() {
+    let example = manifest_dir().join("examples/repository-kind");
+    let repo = TestRepo::empty();
+    copy_into(&repo, &example.join("blueprints"), "blueprints/");
+    copy_into(&repo, &example.join("kinds"), "kinds/");
+    let template = "kinds/TpuSmokeTest/templates/job.yaml";
+    let text = std::fs::read_to_string(example.join(template)).expect("template");
+    repo.write(template, &format!("{text}{CYCLE}"));
+    repo.write(
+        "aiml.yaml",
+        "git:\n  repo: https://example.com/acme/ml.git\nsync:\n  engine: argocd\n",
+    );
+    let run = repo.aiml(&["render"]);
+    run.expect_code(2)
+        .stderr_has("blueprint `smoke-v5e-16`: config.kubernetes.io/depends-on forms a cycle")
+        .stderr_has("ConfigMap/smoke-v5e-16/first");
+    assert!(
+        !repo.path().join("rendered").exists(),
+        "{}",
+        run.transcript()
+    );
+    assert!(
+        !repo.path().join("overlays").exists(),
+        "{}",
+        run.transcript()
+    );
+}
