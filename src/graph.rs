@@ -443,8 +443,10 @@ fn depends_on(items: &[Item<'_>], index: usize) -> Vec<Found> {
         .collect()
 }
 
-/// One `depends-on` entry as an identity.
-fn parse_depends_on(entry: &str) -> Option<ObjectRef> {
+/// One `depends-on` entry as an identity: `group/namespaces/NS/Kind/name` or
+/// `group/Kind/name`.
+#[must_use]
+pub fn parse_depends_on(entry: &str) -> Option<ObjectRef> {
     let parts: Vec<&str> = entry.split('/').collect();
     let (group, namespace, kind, name) = match parts.as_slice() {
         [group, "namespaces", namespace, kind, name] => (group, Some(*namespace), kind, name),

@@ -185,7 +185,20 @@ impl Gcp {
             target.label.replace(['_', '.'], "-").to_lowercase(),
             names::role_slug(role)
         );
-        let depends_on = account.dependency.iter().chain(&target.dependency).cloned();
+        // A resource made elsewhere takes its binding through its own API, which this
+        // blueprint enables first (a resource it creates depends on that API already).
+        let api = match (&target.dependency, &target.resource.api_version) {
+            (None, Some(api_version)) => api_version
+                .split_once('.')
+                .map(|(group, _)| self.api(&format!("{group}.googleapis.com"))),
+            _ => None,
+        };
+        let depends_on = account
+            .dependency
+            .iter()
+            .chain(&target.dependency)
+            .chain(&api)
+            .cloned();
         self.bind(
             name,
             depends_on,
@@ -196,14 +209,21 @@ impl Gcp {
     }
 
     /// Grants `role` on the project to a principal that is no service account of the
-    /// blueprint (a Google service agent); `label` names the binding object.
-    pub fn project_role_for(&mut self, principal: &str, label: &str, role: &str) {
+    /// blueprint (a Google service agent), after `depends_on` (a service agent exists once its
+    /// API is enabled); `label` names the binding object. Returns the dependency on the binding.
+    pub fn project_role_for(
+        &mut self,
+        principal: &str,
+        label: &str,
+        role: &str,
+        depends_on: impl IntoIterator<Item = Dependency>,
+    ) -> Dependency {
         let name = format!("{}-{label}-{}", self.blueprint, names::role_slug(role));
         let member = Member::Principal {
             member: principal.to_string(),
         };
         let project = self.project_resource();
-        self.bind(name, [], member, role, project);
+        self.bind(name, depends_on, member, role, project)
     }
 
     /// Lets the Kubernetes service account `namespace/ksa` act as `account` (Workload
@@ -221,10 +241,16 @@ impl Gcp {
             "{}-{}-workload-identity-user",
             self.blueprint, account.label
         );
+        // A binding on an account made elsewhere goes through the IAM API.
+        let api = account
+            .dependency
+            .is_none()
+            .then(|| self.api("iam.googleapis.com"));
         let depends_on = account
             .dependency
             .iter()
             .chain(&cluster.dependency)
+            .chain(&api)
             .cloned();
         let reference = match &account.dependency {
             Some(_) => account.reference.clone(),
@@ -259,7 +285,8 @@ impl Gcp {
         }
     }
 
-    /// Plans the binding object `name`: `role` for `member` on `resource`.
+    /// Plans the binding object `name`: `role` for `member` on `resource`. Returns the
+    /// dependency on it.
     fn bind(
         &mut self,
         name: String,
@@ -267,13 +294,15 @@ impl Gcp {
         member: Member,
         role: &str,
         resource: IamResource,
-    ) {
+    ) -> Dependency {
+        let dependency = self.dependency("iam", "IAMPolicyMember", &name);
         self.infra.iam_members.push(IamMemberPlan {
             meta: Meta::new(name, depends_on),
             member,
             role: role.to_string(),
             resource,
         });
+        dependency
     }
 }
 
@@ -294,4 +323,26 @@ pub(super) fn account_project(email: &str) -> Option<&str> {
         .split_once('@')?
         .1
         .strip_suffix(".iam.gserviceaccount.com")
+}
+
+/// The bindings among `grants` (of the Config Connector namespace `namespace`) that grant
+/// roles to the account `reference` names (by object or by email), as dependencies: whoever
+/// runs as the account needs its roles first.
+pub(super) fn grants_to(
+    grants: &[IamMemberPlan],
+    namespace: &str,
+    reference: &Ref,
+) -> Vec<Dependency> {
+    let email = reference
+        .external
+        .as_ref()
+        .map(|e| format!("serviceAccount:{e}"));
+    grants
+        .iter()
+        .filter(|grant| match &grant.member {
+            Member::ServiceAccount { reference: member } => member == reference,
+            Member::Principal { member } => email.as_ref() == Some(member),
+        })
+        .map(|grant| Dependency::on("iam", "IAMPolicyMember", namespace, &grant.meta.name))
+        .collect()
 }

@@ -183,11 +183,30 @@ impl Gcp {
         dependency
     }
 
-    /// The planned infrastructure.
+    /// The planned infrastructure. Clusters and node pools wait for every role granted to the
+    /// account they run as: nodes that start without them fail to pull images or to report,
+    /// and grants may be planned after the pool.
     #[must_use]
-    pub fn finish(self) -> Infrastructure {
+    pub fn finish(mut self) -> Infrastructure {
+        let infra = &mut self.infra;
+        let (grants, namespace) = (&infra.iam_members, &infra.namespace);
+        for cluster in &mut infra.clusters {
+            let wait = iam::grants_to(grants, namespace, &cluster.node_service_account);
+            add_dependencies(&mut cluster.meta, wait);
+        }
+        for pool in &mut infra.node_pools {
+            let wait = iam::grants_to(grants, namespace, &pool.service_account);
+            add_dependencies(&mut pool.meta, wait);
+        }
         self.infra
     }
+}
+
+/// Adds `more` to the objects `meta` depends on, kept sorted and unique.
+fn add_dependencies(meta: &mut Meta, more: impl IntoIterator<Item = Dependency>) {
+    meta.depends_on.extend(more);
+    meta.depends_on.sort();
+    meta.depends_on.dedup();
 }
 
 /// The name a spec part gives (or `default`), checked at `<field>.name` with `check`. Names

@@ -302,6 +302,10 @@ impl Gcp {
     fn node_pool(&mut self, input: NodePoolInput<'_>) {
         let mut depends_on: Vec<Dependency> = input.cluster.dependency.iter().cloned().collect();
         depends_on.extend(input.service_account.dependency.clone());
+        // On a cluster made elsewhere, nothing else makes the pool wait for GKE's API.
+        if input.cluster.dependency.is_none() {
+            depends_on.push(self.api("container.googleapis.com"));
+        }
         let name = if input.resource_id.starts_with(&self.blueprint) {
             input.resource_id.clone()
         } else {

@@ -6,7 +6,7 @@
 //! load test can own one or publish into its target's ([`crate::plan::Exports::metrics_topic`]).
 
 use super::spec::MetricsSinkSpec;
-use super::{Column, Gcp, TopicHandle, rule};
+use super::{Column, Gcp, TopicHandle, add_dependencies, rule};
 use crate::plan::{Planner, TopicExport};
 
 /// The `Metrics` message load generators publish, field for field the table below.
@@ -105,20 +105,22 @@ impl Gcp {
                 })
                 .collect(),
         );
-        self.bigquery_subscription(
-            &format!("{name}-metrics-to-bigquery"),
-            &topic,
-            &dataset,
-            TABLE,
-        );
-        // The Pub/Sub service agent writes the rows.
+        // The Pub/Sub service agent writes the rows: the subscription is refused until it
+        // holds its roles, and the agent exists only once the Pub/Sub API is enabled.
+        let mut agent_grants = Vec::new();
         match project_number {
             Some(number) if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) => {
                 let agent = format!(
                     "serviceAccount:service-{number}@gcp-sa-pubsub.iam.gserviceaccount.com"
                 );
+                let pubsub = self.api("pubsub.googleapis.com");
                 for role in ["roles/bigquery.dataEditor", "roles/bigquery.metadataViewer"] {
-                    self.project_role_for(&agent, "pubsub-agent", role);
+                    agent_grants.push(self.project_role_for(
+                        &agent,
+                        "pubsub-agent",
+                        role,
+                        [pubsub.clone()],
+                    ));
                 }
             }
             Some(number) => {
@@ -140,6 +142,15 @@ impl Gcp {
                     field.trim_start_matches("spec.")
                 ));
             }
+        }
+        self.bigquery_subscription(
+            &format!("{name}-metrics-to-bigquery"),
+            &topic,
+            &dataset,
+            TABLE,
+        );
+        if let Some(subscription) = self.infra.subscriptions.last_mut() {
+            add_dependencies(&mut subscription.meta, agent_grants);
         }
         Some(topic)
     }

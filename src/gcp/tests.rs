@@ -156,6 +156,7 @@ fn every_block_renders_through_its_macro() {
             "serviceAccount:service-123@gcp-sa-pubsub.iam.gserviceaccount.com",
             "pubsub-agent",
             "roles/bigquery.dataEditor",
+            [],
         );
         let dataset = gcp.dataset(
             planner,

@@ -14,6 +14,7 @@
 
 mod collisions;
 mod one;
+pub mod waves;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -108,6 +109,14 @@ pub enum RenderError {
         blueprint: String,
         /// Why.
         error: TemplateError,
+    },
+    /// The Argo CD sync waves of a blueprint's overlay could not be written.
+    #[error("blueprint `{blueprint}`: {error}")]
+    Waves {
+        /// The blueprint.
+        blueprint: String,
+        /// Why.
+        error: waves::WaveError,
     },
     /// Kustomize output could not be split into objects.
     #[error("blueprint `{blueprint}`: {source}")]

@@ -13,7 +13,7 @@ use crate::kustomize::Kustomize;
 use crate::manifest::{self, Manifest};
 use crate::plan::{Lookups, Planner, Repository};
 use crate::repo::{OVERLAYS_DIR, RENDERED_DIR};
-use crate::settings::Settings;
+use crate::settings::{Engine, Settings};
 use crate::sync;
 use crate::validate::{self, Object};
 use crate::workspace;
@@ -48,6 +48,17 @@ pub(super) fn compile_one(
                 fleet,
             )
             .map_err(template_error)?;
+    }
+    // Argo CD ignores depends-on: the same order, as sync waves.
+    if settings.engine == Engine::ArgoCd
+        && let Some(compiled) = &mut compiled
+    {
+        super::waves::add_sync_waves(&mut compiled.overlay).map_err(|error| {
+            RenderError::Waves {
+                blueprint: read.blueprint.name.to_string(),
+                error,
+            }
+        })?;
     }
     let mut lookups = planner.lookups();
     // The fleet registration reads the blueprint's own exports and its cluster's owner.

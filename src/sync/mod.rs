@@ -277,13 +277,44 @@ pub fn fleet_objects(
 }
 
 /// What a blueprint's render holds, for the sync roots: objects per target folder (absent:
-/// the blueprint has no such folder).
+/// the blueprint has no such folder), and the slow objects its Config Connector root waits for.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Roots {
     /// Objects under `rendered/<name>/config-connector/`.
     pub config_connector: Option<usize>,
     /// Objects under `rendered/<name>/workload/`.
     pub workload: Option<usize>,
+    /// `ContainerCluster` objects under `config-connector/`.
+    #[serde(default)]
+    pub clusters: usize,
+    /// `ContainerNodePool` objects under `config-connector/` (TPU slices among them).
+    #[serde(default)]
+    pub node_pools: usize,
+}
+
+/// File name prefixes (`<kind>.<group>_`, as `rendered/` names files) of the objects that
+/// take longest to become ready.
+const CLUSTER_FILE: &str = "containercluster.container.cnrm.cloud.google.com_";
+const NODE_POOL_FILE: &str = "containernodepool.container.cnrm.cloud.google.com_";
+
+/// How long Config Sync waits for one apply group of a Config Connector root to become ready
+/// before it stops and tries again at the next sync (its default, 5 minutes, is shorter than
+/// GKE takes). Sized from the longest GKE operation the root holds, as the upstream clients
+/// wait for them: a cluster 40 minutes (the Terraform Google provider's default create
+/// timeout for `google_container_cluster`, on which Config Connector's `ContainerCluster` is
+/// built; regional clusters take longest), a node pool 30 minutes (the same provider's
+/// `google_container_node_pool` default, and the 1,800 s Google's own Workflows connector
+/// waits for `nodePools.create`; a multi-host TPU slice is one such pool). `None`: the
+/// default suffices.
+#[must_use]
+pub fn reconcile_timeout(roots: &Roots) -> Option<&'static str> {
+    if roots.clusters > 0 {
+        Some("40m")
+    } else if roots.node_pools > 0 {
+        Some("30m")
+    } else {
+        None
+    }
 }
 
 impl Roots {
@@ -294,6 +325,9 @@ impl Roots {
             match path.split('/').next() {
                 Some(dir) if dir == Plane::ConfigConnector.dir() => {
                     *roots.config_connector.get_or_insert(0) += 1;
+                    let file = path.rsplit('/').next().unwrap_or_default();
+                    roots.clusters += usize::from(file.starts_with(CLUSTER_FILE));
+                    roots.node_pools += usize::from(file.starts_with(NODE_POOL_FILE));
                 }
                 Some(dir) if dir == Plane::Workload.dir() => {
                     *roots.workload.get_or_insert(0) += 1;
@@ -352,6 +386,8 @@ struct Root {
     destination: String,
     /// Argo CD destination namespace, when one is needed.
     namespace: Option<String>,
+    /// Config Sync's `spec.override.reconcileTimeout`, when the default is too short.
+    reconcile_timeout: Option<&'static str>,
 }
 
 impl Root {
@@ -364,6 +400,7 @@ impl Root {
             propagate_deletion: true,
             destination,
             namespace: None,
+            reconcile_timeout: None,
         }
     }
 
@@ -376,6 +413,7 @@ impl Root {
             propagate_deletion: false,
             destination: destination.to_string(),
             namespace,
+            reconcile_timeout: None,
         }
     }
 }
@@ -412,12 +450,15 @@ pub fn sync_folder(
             let mut clusters: BTreeMap<Cluster, Vec<Root>> = BTreeMap::new();
             for (name, roots) in roots {
                 if roots.config_connector.is_some() {
-                    host.push(Root::blueprint(
-                        root_sync_name("aiml-cc-", name),
-                        name,
-                        rendered(name, Plane::ConfigConnector),
-                        String::new(),
-                    ));
+                    host.push(Root {
+                        reconcile_timeout: reconcile_timeout(roots),
+                        ..Root::blueprint(
+                            root_sync_name("aiml-cc-", name),
+                            name,
+                            rendered(name, Plane::ConfigConnector),
+                            String::new(),
+                        )
+                    });
                 }
                 if roots.workload.is_some() {
                     match target_cluster(repository, name).filter(|c| c.dir().is_some()) {
@@ -770,6 +811,7 @@ mod tests {
         Roots {
             config_connector: Some(3),
             workload: Some(2),
+            ..Roots::default()
         }
     }
 
@@ -894,6 +936,88 @@ mod tests {
             root_sync_name("aiml-cc-", &format!("{}x", &name[..62]))
         );
         assert!(application_name(name, "-config-connector").len() <= 63);
+    }
+
+    #[test]
+    fn config_connector_roots_wait_for_clusters_and_slices_and_applications_retry() {
+        let repository = repository();
+        let owner = Roots::from_paths([
+            "config-connector/p/containercluster.container.cnrm.cloud.google.com_owner.yaml",
+            "config-connector/p/containernodepool.container.cnrm.cloud.google.com_owner-tpu.yaml",
+            "workload/_cluster/c.yaml",
+        ]);
+        assert_eq!((owner.clusters, owner.node_pools), (1, 1));
+        let guest = Roots::from_paths([
+            "config-connector/p/containernodepool.container.cnrm.cloud.google.com_guest-tpu.yaml",
+        ]);
+        let roots: BTreeMap<String, Roots> = [
+            ("owner".to_string(), owner),
+            ("guest".to_string(), guest),
+            ("outside".to_string(), both()),
+        ]
+        .into_iter()
+        .collect();
+        let schemas = crate::schema::Schemas::embedded();
+        let valid = |path: &str, text: &str| {
+            for object in manifest::split(text).unwrap() {
+                let errors = schemas.check_with_source(
+                    &crate::validate::Object::from_node(path, &object.node).unwrap(),
+                    &object.text,
+                    &crate::schema::CheckOptions { strict: true },
+                );
+                assert!(errors.is_empty(), "{path}: {errors:#?}");
+            }
+        };
+        let files = sync_folder(&settings(Engine::ConfigSync), &repository, &roots)
+            .unwrap()
+            .unwrap();
+        let host =
+            "config-connector-host/config-management-system/rootsync.configsync.gke.io_aiml-cc-";
+        for (name, timeout) in [
+            ("owner", Some("40m")),
+            ("guest", Some("30m")),
+            ("outside", None),
+        ] {
+            let text = &files[&format!("{host}{name}.yaml")];
+            valid(name, text);
+            let object = &manifest::split(text).unwrap()[0];
+            let found = object
+                .node
+                .at(&["spec", "override", "reconcileTimeout"])
+                .and_then(crate::yaml::Node::as_str);
+            assert_eq!(found, timeout, "{text}");
+        }
+        let workload = &files["clusters/my-project/us-central2-b/owner/config-management-system/rootsync.configsync.gke.io_aiml-owner.yaml"];
+        assert!(!workload.contains("reconcileTimeout"), "{workload}");
+
+        let argocd = sync_folder(&settings(Engine::ArgoCd), &repository, &roots)
+            .unwrap()
+            .unwrap();
+        for (path, text) in argocd.iter().filter(|(p, _)| p.ends_with(".yaml")) {
+            valid(path, text);
+            let object = &manifest::split(text).unwrap()[0];
+            let policy = object.node.at(&["spec", "syncPolicy"]).unwrap();
+            let options: Vec<&str> = policy
+                .items("syncOptions")
+                .iter()
+                .filter_map(crate::yaml::Node::as_str)
+                .collect();
+            assert_eq!(options, ["SkipDryRunOnMissingResource=true"], "{path}");
+            let retry = |field: &[&str]| {
+                policy.at(field).map(|n| {
+                    n.as_str()
+                        .map_or_else(|| format!("{:?}", n.value), str::to_string)
+                })
+            };
+            assert!(
+                retry(&["retry", "limit"]).is_some_and(|l| l.contains("-1")),
+                "{text}"
+            );
+            assert_eq!(
+                retry(&["retry", "backoff", "maxDuration"]).as_deref(),
+                Some("10m")
+            );
+        }
     }
 
     #[test]
