@@ -568,6 +568,7 @@ pub fn json(diff: &Diff) -> Result<String, serde_json::Error> {
         "totals": totals,
         "impact": {
             "refused": diff.impact.refused,
+            "replaced_runs": diff.impact.replaced_runs,
             "destructive": diff.impact.destructive,
             "accelerators": diff.impact.accelerators,
             "cost": {
