@@ -1,5 +1,6 @@
-//! `kubectl aiml diff [--base REV] [--render] [--exit-code]`: the rendered objects of a git
-//! revision against the working tree (or a fresh render), with their impact.
+//! `kubectl aiml diff [--base REV] [--render] [--exit-code] [--fail-on destructive]`: the
+//! rendered objects of a git revision against the working tree (or a fresh render), with their
+//! impact.
 
 use aiml::gitops::{Repo, diff, report};
 use aiml::repo::RENDERED_DIR;
@@ -14,8 +15,17 @@ pub(super) struct Options {
     pub render: bool,
     /// `--exit-code`: exit 1 when anything differs.
     pub exit_code: bool,
+    /// `--fail-on`: exit 1 when the change does this.
+    pub fail_on: Option<FailOn>,
     /// `--live`: compare with the clusters instead.
     pub live: Option<super::status::Selection>,
+}
+
+/// What `--fail-on` stops on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum FailOn {
+    /// A protected GCP resource deleted or recreated without its blueprint's `allowTeardown`.
+    Destructive,
 }
 
 pub(super) fn run(
@@ -60,11 +70,41 @@ pub(super) fn run(
     };
     let compared = diff::diff(&base, &head, &base_label, head_label);
     print(context, output, &compared)?;
-    Ok(if options.exit_code && !compared.is_empty() {
+    let blocked = match options.fail_on {
+        Some(FailOn::Destructive) => report_blocking(context, &compared),
+        None => false,
+    };
+    Ok(if blocked || (options.exit_code && !compared.is_empty()) {
         Outcome::Findings
     } else {
         Outcome::Success
     })
+}
+
+/// Names on stderr each destructive change `--fail-on destructive` stops on; whether any.
+fn report_blocking(context: &Context<'_>, compared: &diff::Diff) -> bool {
+    let blocking: Vec<_> = compared.impact.blocking().collect();
+    if blocking.is_empty() {
+        return false;
+    }
+    let mut text = format!(
+        "error: --fail-on destructive: {} would delete GCP resources their blueprint did not allow to be torn down\n",
+        super::plural(blocking.len(), "change")
+    );
+    for item in &blocking {
+        let object = &item.object;
+        let name = match &object.namespace {
+            Some(namespace) => format!("{namespace}/{}", object.name),
+            None => object.name.clone(),
+        };
+        text.push_str(&format!(
+            "  {} {} {name} [{}]: {}\n",
+            item.action, object.kind, item.blueprint, item.consequence
+        ));
+    }
+    text.push_str("  fix: keep the resources (undo the change), or set `allowTeardown: true` in the blueprint's spec, render and commit that first: the deletion is allowed once the base revision carries it\n");
+    context.printer.err(&text);
+    true
 }
 
 fn print(context: &Context<'_>, output: Output, compared: &diff::Diff) -> anyhow::Result<()> {

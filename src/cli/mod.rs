@@ -151,7 +151,7 @@ enum Command {
     /// Compare the rendered objects of a git revision with the working tree (or a fresh
     /// render): impact first (destructive changes, accelerators, cost), then every object.
     #[command(
-        after_help = "Examples:\n  kubectl aiml diff                          # HEAD against the working tree\n  kubectl aiml diff --base origin/main -o markdown > comment.md\n  kubectl aiml diff --render --exit-code     # what a render would change now\n  kubectl aiml diff --live                   # what applying rendered/ would change on the clusters"
+        after_help = "Examples:\n  kubectl aiml diff                          # HEAD against the working tree\n  kubectl aiml diff --base origin/main -o markdown > comment.md\n  kubectl aiml diff --render --exit-code     # what a render would change now\n  kubectl aiml diff --base origin/main --fail-on destructive   # in CI: no cluster, pool or data deleted unasked\n  kubectl aiml diff --live                   # what applying rendered/ would change on the clusters"
     )]
     Diff {
         /// The git revision to compare with.
@@ -163,10 +163,16 @@ enum Command {
         /// Exit 1 when anything differs.
         #[arg(long)]
         exit_code: bool,
+        /// Exit 1 when the change would do this, naming each object on stderr. `destructive`:
+        /// delete or recreate a cluster, node pool, network, subnet or data store whose
+        /// blueprint did not allow teardown (`spec.allowTeardown: true` in the base
+        /// revision). With `--exit-code`, exit 1 when either says so.
+        #[arg(long, value_name = "WHAT", value_enum)]
+        fail_on: Option<diff::FailOn>,
         /// Compare the clusters instead: a server-side apply dry run of every rendered object
         /// on the cluster it targets, against what the cluster holds (exit 1 when a server
         /// refuses an object, 2 when a cluster cannot be asked).
-        #[arg(long, conflicts_with_all = ["render", "base"])]
+        #[arg(long, conflicts_with_all = ["render", "base", "fail_on"])]
         live: bool,
         /// With `--live`: the blueprints to compare (default: all).
         #[arg(requires = "live")]
@@ -447,6 +453,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             base,
             render,
             exit_code,
+            fail_on,
             live,
             names,
             context: kube_context,
@@ -458,6 +465,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 base,
                 render,
                 exit_code,
+                fail_on,
                 live: live.then_some(status::Selection {
                     names,
                     clusters: aiml::live::clusters::Options {

@@ -119,7 +119,7 @@ impl Meta {
     /// Keeps the GCP resource when the object is deleted.
     #[must_use]
     pub fn abandon_on_delete(self) -> Self {
-        self.annotate("cnrm.cloud.google.com/deletion-policy", "abandon")
+        self.annotate(super::DELETION_POLICY, "abandon")
     }
 }
 

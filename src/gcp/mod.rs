@@ -14,13 +14,15 @@
 //! `cluster` (new, existing and borrowed clusters, Gateway API needs), `pools` (CPU, GPU and
 //! TPU node pools), `iam` (service accounts, role grants, Workload Identity) and `storage`
 //! (buckets, registries, Pub/Sub, BigQuery), with the metrics sink built from those in `sink`.
-//! `infra` types what they plan; `spec` is what people write.
+//! `infra` types what they plan; `spec` is what people write; `protect` decides what removing
+//! the blueprint keeps.
 
 mod cluster;
 mod iam;
 mod infra;
 mod network;
 mod pools;
+mod protect;
 mod sink;
 pub mod spec;
 mod storage;
@@ -37,6 +39,7 @@ pub use iam::{AccountHandle, IamTarget};
 pub use infra::*;
 pub use network::NetworkHandle;
 pub use pools::{CpuPoolDefaults, GpuPoolDefaults, GpuPoolHandle};
+pub use protect::{DELETION_POLICY, PROTECTED, Protected, Scope, TEARDOWN_ANNOTATION, protected};
 pub use sink::{METRICS_PROTO, metrics_topic_export};
 use spec::ConfigConnectorSpec;
 pub use storage::{
@@ -55,6 +58,8 @@ pub struct SiteSpec<'s> {
     pub zone: &'s str,
     /// `spec.configConnector`.
     pub config_connector: &'s ConfigConnectorSpec,
+    /// `spec.allowTeardown`: removing the blueprint may delete what [`PROTECTED`] keeps.
+    pub allow_teardown: bool,
 }
 
 /// A check of a name or location from [`names`]: why the text is no valid one.
@@ -78,6 +83,7 @@ pub struct Gcp {
     services: BTreeMap<String, Dependency>,
     /// `spec.network.proxyOnlyCidr` of a VPC this blueprint creates, once checked.
     proxy_only_cidr: Option<String>,
+    allow_teardown: bool,
 }
 
 impl Gcp {
@@ -139,6 +145,7 @@ impl Gcp {
             },
             services: BTreeMap::new(),
             proxy_only_cidr: None,
+            allow_teardown: site.allow_teardown,
         }
     }
 
@@ -185,7 +192,8 @@ impl Gcp {
 
     /// The planned infrastructure. Clusters and node pools wait for every role granted to the
     /// account they run as: nodes that start without them fail to pull images or to report,
-    /// and grants may be planned after the pool.
+    /// and grants may be planned after the pool. Protected objects are kept on deletion (or
+    /// marked as allowed to be torn down).
     #[must_use]
     pub fn finish(mut self) -> Infrastructure {
         let infra = &mut self.infra;
@@ -198,6 +206,7 @@ impl Gcp {
             let wait = iam::grants_to(grants, namespace, &pool.service_account);
             add_dependencies(&mut pool.meta, wait);
         }
+        self.infra.protect(self.allow_teardown);
         self.infra
     }
 }

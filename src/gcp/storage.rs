@@ -3,7 +3,7 @@
 //! from.
 //!
 //! Its own module because these are the resources whose data outlives the blueprint: the
-//! created ones are kept when their objects are deleted, each can be an existing one instead,
+//! created ones are protected (`protect`), each can be an existing one instead,
 //! and their names and locations follow each service's own rules.
 
 use std::marker::PhantomData;
@@ -112,8 +112,7 @@ pub struct RegistryHandle {
 }
 
 impl Gcp {
-    /// Plans a bucket: created (kept when the object is deleted: data outlives the
-    /// infrastructure) or existing. `default_name` applies when the spec names none.
+    /// Plans a bucket: created (kept when the object is deleted, see `protect`) or existing. `default_name` applies when the spec names none.
     pub fn bucket(
         &mut self,
         planner: &mut Planner<'_>,
@@ -142,7 +141,7 @@ impl Gcp {
             .unwrap_or_else(|| self.region.clone())
             .to_uppercase();
         self.infra.buckets.push(BucketPlan {
-            meta: Meta::new(name.clone(), [storage]).abandon_on_delete(),
+            meta: Meta::new(name.clone(), [storage]),
             location,
         });
         self.created(name.clone(), &name)
@@ -172,7 +171,7 @@ impl Gcp {
         if !spec.existing {
             let api = self.api("artifactregistry.googleapis.com");
             self.infra.registries.push(RegistryPlan {
-                meta: Meta::new(name, [api]).abandon_on_delete(),
+                meta: Meta::new(name, [api]),
                 location,
                 description: description.to_string(),
             });
@@ -281,7 +280,7 @@ impl Gcp {
         let object = object_name(&name);
         let location = spec.location.clone().unwrap_or_else(|| self.region.clone());
         self.infra.datasets.push(DatasetPlan {
-            meta: Meta::new(object.clone(), [api]).abandon_on_delete(),
+            meta: Meta::new(object.clone(), [api]),
             resource_id: name.clone(),
             location,
         });
@@ -301,8 +300,7 @@ impl Gcp {
     /// Plans a BigQuery table with `columns` in `dataset`.
     pub fn table(&mut self, dataset: &DatasetHandle, name: &str, columns: Vec<Column>) {
         self.infra.tables.push(TablePlan {
-            meta: Meta::new(table_object_name(dataset, name), dataset.dependency.clone())
-                .abandon_on_delete(),
+            meta: Meta::new(table_object_name(dataset, name), dataset.dependency.clone()),
             resource_id: name.to_string(),
             dataset: dataset.reference.clone(),
             schema: serde_json::to_string(&columns).unwrap_or_default(),

@@ -50,6 +50,14 @@ fn with_planner(plan: impl FnOnce(&mut Planner<'_>, &mut Gcp)) -> (String, Vec<S
 
 /// [`with_planner`], with the findings whole.
 fn planned(plan: impl FnOnce(&mut Planner<'_>, &mut Gcp)) -> (String, Vec<Diagnostic>) {
+    planned_with(false, plan)
+}
+
+/// [`planned`] for a blueprint that does (or does not) allow teardown.
+fn planned_with(
+    allow_teardown: bool,
+    plan: impl FnOnce(&mut Planner<'_>, &mut Gcp),
+) -> (String, Vec<Diagnostic>) {
     let documents = crate::yaml::parse_documents(BLUEPRINT).unwrap();
     let registry = Registry::builtin();
     let blueprint = Blueprint::from_node("blueprints/b.yaml", &documents[0], &registry).unwrap();
@@ -63,6 +71,7 @@ fn planned(plan: impl FnOnce(&mut Planner<'_>, &mut Gcp)) -> (String, Vec<Diagno
             region: "us-central1",
             zone: "us-central1-a",
             config_connector: &config_connector,
+            allow_teardown,
         },
     );
     plan(&mut planner, &mut gcp);
@@ -102,79 +111,167 @@ fn nodes_and_cluster(
     (nodes, cluster.expect("a cluster"))
 }
 
+/// Plans one of every building block: a regional cluster with a Gateway API, a GPU pool, a
+/// bucket, a registry, a topic with a publisher, a dataset, a table and a subscription.
+fn every_block(planner: &mut Planner<'_>, gcp: &mut Gcp) {
+    let options = ClusterOptions {
+        default_location: "us-central1",
+        addons: Addons {
+            managed_prometheus: true,
+            horizontal_pod_autoscaling: true,
+            ..Addons::default()
+        },
+    };
+    let (spec, network) = (ClusterSpec::default(), NetworkSpec::default());
+    let (nodes, cluster) = nodes_and_cluster(planner, gcp, &spec, &network, options);
+    assert!(gcp.gateway_api(planner, &cluster, &NetworkSpec::default(), true));
+    let gpu = GpuPlan {
+        accelerator: "nvidia-tesla-t4",
+        count: 1,
+        machine_type: "n1-standard-4".into(),
+        attached: true,
+    };
+    gcp.gpu_pool(
+        &cluster,
+        "gpu-pool",
+        &gpu,
+        Scale::Autoscaling { min: 1, max: 3 },
+        &nodes,
+    );
+    let bucket = gcp.bucket(
+        planner,
+        &BucketSpec::default(),
+        "spec.bucket",
+        "my-project-models",
+    );
+    gcp.bucket_role(&bucket, &nodes, "roles/storage.objectViewer");
+    gcp.registry(planner, &RegistrySpec::default(), "spec.registry", "Images");
+    let topic = gcp.topic(
+        planner,
+        &TopicSpec::default(),
+        "spec.topic",
+        "metrics",
+        Some("syntax = \"proto3\";\nmessage Metrics { string test_id = 1; }\n"),
+    );
+    let publisher = gcp.service_account(
+        planner,
+        &ServiceAccountSpec::default(),
+        "spec.b",
+        "wi",
+        "Workloads",
+    );
+    gcp.grant(&topic.iam_target(), &publisher, "roles/pubsub.publisher");
+    gcp.project_role_for(
+        "serviceAccount:service-123@gcp-sa-pubsub.iam.gserviceaccount.com",
+        "pubsub-agent",
+        "roles/bigquery.dataEditor",
+        [],
+    );
+    let dataset = gcp.dataset(
+        planner,
+        &DatasetSpec::default(),
+        "spec.dataset",
+        "load_tests",
+    );
+    gcp.table(
+        &dataset,
+        "requests",
+        vec![Column {
+            name: "latency".into(),
+            column_type: "FLOAT".into(),
+            mode: "NULLABLE".into(),
+        }],
+    );
+    gcp.bigquery_subscription("metrics-to-bigquery", &topic, &dataset, "requests");
+}
+
+/// Each rendered object as `Kind/name` with its deletion policy and teardown marker.
+fn protection(text: &str) -> Vec<(String, Option<String>, Option<String>)> {
+    let annotation = |document: &crate::yaml::Node, key: &str| {
+        document
+            .at(&["metadata", "annotations", key])
+            .and_then(crate::yaml::Node::as_str)
+            .map(str::to_string)
+    };
+    crate::yaml::parse_documents(text)
+        .unwrap()
+        .iter()
+        .map(|document| {
+            let at = |path: &[&str]| document.at(path).and_then(crate::yaml::Node::as_str);
+            (
+                format!(
+                    "{}/{}",
+                    at(&["kind"]).unwrap_or_default(),
+                    at(&["metadata", "name"]).unwrap_or_default()
+                ),
+                annotation(document, DELETION_POLICY),
+                annotation(document, TEARDOWN_ANNOTATION),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn what_holds_capacity_or_data_is_abandoned_unless_teardown_is_allowed() {
+    let kept = |object: &str| {
+        let kind = object.split('/').next().unwrap();
+        let row = PROTECTED.iter().find(|row| row.kind == kind);
+        match row.map(|row| row.scope) {
+            Some(Scope::Always) => true,
+            // The node account (`blocks-node`) and the roles granted to it; not the workload
+            // account, nor the Pub/Sub agent's grant.
+            Some(Scope::NodeAccount) => object.contains("blocks-node"),
+            None => false,
+        }
+    };
+    let (text, findings) = planned_with(false, every_block);
+    assert!(findings.is_empty(), "{findings:?}");
+    let objects = protection(&text);
+    for (object, policy, marker) in &objects {
+        let expected = (kept(object) || object.starts_with("Service/")).then(|| "abandon".into());
+        assert_eq!(policy, &expected, "{object}");
+        assert_eq!(marker, &None, "{object}");
+    }
+    for protected in [
+        "ContainerCluster/blocks",
+        "ContainerNodePool/blocks-gpu-pool",
+        "ComputeNetwork/blocks-network",
+        "ComputeSubnetwork/blocks-proxy-subnet",
+        "IAMServiceAccount/blocks-node",
+        "IAMPolicyMember/blocks-node-my-project-models-storage-objectviewer",
+        "StorageBucket/my-project-models",
+        "BigQueryTable/load-tests-requests",
+    ] {
+        assert!(
+            objects
+                .iter()
+                .any(|(o, policy, _)| o == protected && policy.is_some()),
+            "{protected}: {objects:#?}"
+        );
+    }
+    for loose in ["IAMServiceAccount/blocks-wi", "PubSubTopic/metrics"] {
+        assert!(
+            objects
+                .iter()
+                .any(|(o, policy, _)| o == loose && policy.is_none()),
+            "{loose}: {objects:#?}"
+        );
+    }
+    // Allowed: the same objects carry the marker instead; enabled APIs stay abandoned.
+    let (text, _) = planned_with(true, every_block);
+    for (object, policy, marker) in protection(&text) {
+        let service = object.starts_with("Service/");
+        assert_eq!(policy.is_some(), service, "{object}");
+        assert_eq!(marker.is_some(), kept(&object), "{object}");
+        if let Some(marker) = marker {
+            assert_eq!(marker, "true");
+        }
+    }
+}
+
 #[test]
 fn every_block_renders_through_its_macro() {
-    let (text, findings) = with_planner(|planner, gcp| {
-        let options = ClusterOptions {
-            default_location: "us-central1",
-            addons: Addons {
-                managed_prometheus: true,
-                horizontal_pod_autoscaling: true,
-                ..Addons::default()
-            },
-        };
-        let (spec, network) = (ClusterSpec::default(), NetworkSpec::default());
-        let (nodes, cluster) = nodes_and_cluster(planner, gcp, &spec, &network, options);
-        assert!(gcp.gateway_api(planner, &cluster, &NetworkSpec::default(), true));
-        let gpu = GpuPlan {
-            accelerator: "nvidia-tesla-t4",
-            count: 1,
-            machine_type: "n1-standard-4".into(),
-            attached: true,
-        };
-        gcp.gpu_pool(
-            &cluster,
-            "gpu-pool",
-            &gpu,
-            Scale::Autoscaling { min: 1, max: 3 },
-            &nodes,
-        );
-        let bucket = gcp.bucket(
-            planner,
-            &BucketSpec::default(),
-            "spec.bucket",
-            "my-project-models",
-        );
-        gcp.bucket_role(&bucket, &nodes, "roles/storage.objectViewer");
-        gcp.registry(planner, &RegistrySpec::default(), "spec.registry", "Images");
-        let topic = gcp.topic(
-            planner,
-            &TopicSpec::default(),
-            "spec.topic",
-            "metrics",
-            Some("syntax = \"proto3\";\nmessage Metrics { string test_id = 1; }\n"),
-        );
-        let publisher = gcp.service_account(
-            planner,
-            &ServiceAccountSpec::default(),
-            "spec.b",
-            "wi",
-            "Workloads",
-        );
-        gcp.grant(&topic.iam_target(), &publisher, "roles/pubsub.publisher");
-        gcp.project_role_for(
-            "serviceAccount:service-123@gcp-sa-pubsub.iam.gserviceaccount.com",
-            "pubsub-agent",
-            "roles/bigquery.dataEditor",
-            [],
-        );
-        let dataset = gcp.dataset(
-            planner,
-            &DatasetSpec::default(),
-            "spec.dataset",
-            "load_tests",
-        );
-        gcp.table(
-            &dataset,
-            "requests",
-            vec![Column {
-                name: "latency".into(),
-                column_type: "FLOAT".into(),
-                mode: "NULLABLE".into(),
-            }],
-        );
-        gcp.bigquery_subscription("metrics-to-bigquery", &topic, &dataset, "requests");
-    });
+    let (text, findings) = with_planner(every_block);
     assert!(findings.is_empty(), "{findings:?}");
     let documents = crate::yaml::parse_documents(&text).unwrap();
     // Every macro's output is what Config Connector accepts.

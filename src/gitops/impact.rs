@@ -12,8 +12,11 @@
 //!   CRDs do not mark, such as a node pool's placement policy and a cluster's network): Config
 //!   Connector rejects the update, and the change only lands by deleting and recreating the
 //!   resource, which tears down a cluster or a TPU slice. And removals of stateful resources
-//!   (clusters, node pools, buckets, BigQuery datasets and tables, Artifact Registry
-//!   repositories, secrets, namespaces, volume claims), unless Config Connector abandons them.
+//!   (the protected class of [`gcp::PROTECTED`]: clusters, node pools, networks, buckets,
+//!   BigQuery datasets and tables, Artifact Registry repositories; and secrets, namespaces,
+//!   volume claims), said to stay in GCP when Config Connector abandons them. A recreate of a
+//!   protected resource, or its removal without the abandon policy, whose base object lacks
+//!   the teardown marker is `blocking`: `diff --fail-on destructive` exits 1 on it.
 //! - **Accelerators.** TPU chips and GPUs per type, in node pools (nodes x chips or GPUs per
 //!   node) and in workloads (pods at full size x `google.com/tpu` or `nvidia.com/gpu`), before
 //!   and after, where they differ.
@@ -32,6 +35,7 @@ use serde::Serialize;
 use super::diff::{Change, ObjectDiff, Side, schema_path};
 use super::prices::{self, PRICES};
 use crate::diagnostic::ObjectRef;
+use crate::gcp::{self, Scope};
 use crate::validate::model::{self, nodepool::NodePool};
 
 pub mod refused;
@@ -87,6 +91,11 @@ pub struct Impact {
 }
 
 impl Impact {
+    /// The destructive changes `diff --fail-on destructive` stops on.
+    pub fn blocking(&self) -> impl Iterator<Item = &Destructive> {
+        self.destructive.iter().filter(|item| item.blocking)
+    }
+
     /// Whether there is anything to say.
     #[must_use]
     pub fn is_empty(&self) -> bool {
@@ -160,6 +169,10 @@ pub struct Destructive {
     pub fields: Vec<String>,
     /// What is torn down, in words.
     pub consequence: String,
+    /// Whether `diff --fail-on destructive` stops on it: a protected object ([`gcp::PROTECTED`])
+    /// deleted or recreated although the base revision does not mark it as allowed to be torn
+    /// down ([`gcp::TEARDOWN_ANNOTATION`]).
+    pub blocking: bool,
 }
 
 /// Accelerators of one type, counted in node pools or in workloads.
@@ -217,38 +230,9 @@ pub struct CostLine {
     pub detail: String,
 }
 
-/// Config Connector kinds whose removal destroys state, and what goes with them.
+/// Kinds whose removal destroys state, and what goes with them, besides the protected Config
+/// Connector kinds ([`gcp::PROTECTED`], which say their own).
 const STATEFUL: &[(&str, &str, &str)] = &[
-    (
-        "container.cnrm.cloud.google.com",
-        "ContainerCluster",
-        "the cluster and every workload on it are torn down",
-    ),
-    (
-        "container.cnrm.cloud.google.com",
-        "ContainerNodePool",
-        "its nodes are deleted",
-    ),
-    (
-        "storage.cnrm.cloud.google.com",
-        "StorageBucket",
-        "the bucket and the objects in it are deleted",
-    ),
-    (
-        "bigquery.cnrm.cloud.google.com",
-        "BigQueryDataset",
-        "the dataset and its tables are deleted",
-    ),
-    (
-        "bigquery.cnrm.cloud.google.com",
-        "BigQueryTable",
-        "the table and its data are deleted",
-    ),
-    (
-        "artifactregistry.cnrm.cloud.google.com",
-        "ArtifactRegistryRepository",
-        "the repository and its images are deleted",
-    ),
     (
         "secretmanager.cnrm.cloud.google.com",
         "SecretManagerSecret",
@@ -445,6 +429,8 @@ pub fn assess(base: &Side, head: &Side, objects: &[ObjectDiff]) -> Impact {
     let before = inventory(base);
     let after = inventory(head);
     let mut impact = Impact::default();
+    // Abandoned priced objects: gone from the after side, yet still billed.
+    let mut still_billed: Vec<String> = Vec::new();
     for object in objects {
         let id = &object.object;
         let pool_consequence = |inventory: &Inventory| {
@@ -465,10 +451,27 @@ pub fn assess(base: &Side, head: &Side, objects: &[ObjectDiff]) -> Impact {
                 None => format!("its {} nodes are deleted", facts.nodes),
             })
         };
-        let stateful = STATEFUL
-            .iter()
-            .find(|(group, kind, _)| *group == id.group && *kind == id.kind)
-            .map(|(_, _, consequence)| *consequence);
+        // The object as the base revision has it: what the cluster holds and deletes.
+        let annotation = |key: &str| {
+            base.get(&object.blueprint, id)
+                .and_then(|o| o.node.at(&["metadata", "annotations", key]))
+                .and_then(crate::yaml::Node::as_str)
+                .map(str::to_string)
+        };
+        let abandoned = annotation(gcp::DELETION_POLICY).is_some_and(|p| p == "abandon");
+        let teardown_allowed = annotation(gcp::TEARDOWN_ANNOTATION).is_some_and(|m| m == "true");
+        // Node accounts and their grants are protected only where the render marked them.
+        let protected = gcp::protected(&id.group, &id.kind)
+            .filter(|row| row.scope == Scope::Always || abandoned || teardown_allowed);
+        let stateful = protected.map(|row| row.lost).or_else(|| {
+            STATEFUL
+                .iter()
+                .find(|(group, kind, _)| *group == id.group && *kind == id.kind)
+                .map(|(_, _, consequence)| *consequence)
+        });
+        let blocks = |deletes: bool| {
+            deletes && !teardown_allowed && protected.is_some_and(|row| row.scope == Scope::Always)
+        };
         if let Change::Renamed { from } = &object.change
             && let Some(consequence) = run_replacement(&id.group, &id.kind)
         {
@@ -489,7 +492,7 @@ pub fn assess(base: &Side, head: &Side, objects: &[ObjectDiff]) -> Impact {
                 head.get(&object.blueprint, id).map(|o| &o.node),
             ));
         }
-        match &object.change {
+        let (action, fields, consequence) = match &object.change {
             Change::Changed | Change::Renamed { .. } => {
                 let fields: Vec<String> = object
                     .fields
@@ -503,54 +506,54 @@ pub fn assess(base: &Side, head: &Side, objects: &[ObjectDiff]) -> Impact {
                 let gone = pool_consequence(&before)
                     .or_else(|| stateful.map(str::to_string))
                     .unwrap_or_else(|| "it is deleted and created again".to_string());
-                impact.destructive.push(Destructive {
-                    blueprint: object.blueprint.clone(),
-                    object: id.clone(),
-                    action: "recreate",
-                    consequence: format!(
-                        "GCP cannot update {} in place: Config Connector rejects the change until the {} is deleted and recreated, and then {gone}",
-                        fields
-                            .iter()
-                            .map(|f| format!("`{f}`"))
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        kind_noun(&id.kind),
-                    ),
-                    fields,
-                });
+                let consequence = format!(
+                    "GCP cannot update {} in place: Config Connector rejects the change until the {} is deleted and recreated, and then {gone}",
+                    fields
+                        .iter()
+                        .map(|f| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    kind_noun(&id.kind),
+                );
+                ("recreate", fields, consequence)
             }
             Change::Removed => {
                 let Some(stateful) = stateful else { continue };
-                let abandoned = base
-                    .objects
-                    .values()
-                    .find(|o| o.folder == object.blueprint && o.id == *id)
-                    .and_then(|o| {
-                        o.node
-                            .at(&[
-                                "metadata",
-                                "annotations",
-                                "cnrm.cloud.google.com/deletion-policy",
-                            ])
-                            .and_then(crate::yaml::Node::as_str)
-                            .map(|policy| policy == "abandon")
-                    })
-                    .unwrap_or(false);
                 let consequence = if abandoned {
-                    "removed from Config Connector but abandoned: it stays in GCP (and keeps costing) until deleted by hand".to_string()
+                    let costing = match before.priced.get(&(object.blueprint.clone(), describe(id)))
+                    {
+                        Some(Ok((usd, _))) => {
+                            still_billed.push(format!("{} ${usd:.2}/h", describe(id)));
+                            format!("keeps costing about ${usd:.2}/h")
+                        }
+                        _ => "keeps costing".to_string(),
+                    };
+                    format!(
+                        "removed from Config Connector but abandoned: it stays in GCP (and {costing}) until deleted by hand"
+                    )
                 } else {
                     pool_consequence(&before).unwrap_or_else(|| stateful.to_string())
                 };
-                impact.destructive.push(Destructive {
-                    blueprint: object.blueprint.clone(),
-                    object: id.clone(),
-                    action: "remove",
-                    fields: Vec::new(),
-                    consequence,
-                });
+                ("remove", Vec::new(), consequence)
             }
-            Change::Added => {}
-        }
+            Change::Added => continue,
+        };
+        let blocking = blocks(action == "recreate" || !abandoned);
+        let consequence = if blocking {
+            format!(
+                "{consequence}; its blueprint did not allow teardown (`spec.allowTeardown: true`, committed before this change)"
+            )
+        } else {
+            consequence
+        };
+        impact.destructive.push(Destructive {
+            blueprint: object.blueprint.clone(),
+            object: id.clone(),
+            action,
+            fields,
+            consequence,
+            blocking,
+        });
     }
     let mut keys: Vec<&(String, &'static str, &'static str)> = before
         .accelerators
@@ -573,6 +576,12 @@ pub fn assess(base: &Side, head: &Side, objects: &[ObjectDiff]) -> Impact {
         }
     }
     impact.cost = cost(&before, &after);
+    if !still_billed.is_empty() {
+        impact.cost.notes.push(format!(
+            "abandoned, so still billed although no longer counted: {}",
+            still_billed.join(", ")
+        ));
+    }
     impact
 }
 
@@ -679,6 +688,88 @@ fn cost(before: &Inventory, after: &Inventory) -> Cost {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Config Connector object of `kind` (group `group`) called `name`, with `annotations`
+    /// and the spec line `spec`.
+    fn cnrm(group: &str, kind: &str, name: &str, annotations: &str, spec: &str) -> String {
+        format!(
+            "apiVersion: {group}.cnrm.cloud.google.com/v1beta1\nkind: {kind}\nmetadata:\n  name: {name}\n  namespace: p\n  annotations: {{{annotations}}}\nspec: {{{spec}}}\n"
+        )
+    }
+
+    /// The destructive changes from `base` to `head` (one blueprint folder `b`), as
+    /// `(action, kind/name, blocking)`.
+    fn assessed(base: &[String], head: &[String]) -> Vec<(&'static str, String, bool)> {
+        let side = |texts: &[String]| {
+            let mut side = Side::default();
+            for (index, text) in texts.iter().enumerate() {
+                side.insert_text("b", format!("rendered/b/{index}.yaml"), text);
+            }
+            side
+        };
+        let compared = super::super::diff::diff(&side(base), &side(head), "HEAD", "working tree");
+        compared
+            .impact
+            .destructive
+            .iter()
+            .map(|d| {
+                (
+                    d.action,
+                    format!("{}/{}", d.object.kind, d.object.name),
+                    d.blocking,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn only_protected_resources_deleted_without_the_blueprints_leave_block() {
+        const ABANDON: &str = "cnrm.cloud.google.com/deletion-policy: abandon";
+        const ALLOWED: &str = "aiml.dev/allow-teardown: \"true\"";
+        let pool = |name: &str, annotations: &str, topology: &str| {
+            cnrm(
+                "container",
+                "ContainerNodePool",
+                name,
+                annotations,
+                &format!("placementPolicy: {{type: COMPACT, tpuTopology: {topology}}}"),
+            )
+        };
+        let base = [
+            cnrm("compute", "ComputeNetwork", "kept", ABANDON, ""),
+            cnrm("compute", "ComputeNetwork", "allowed", ALLOWED, ""),
+            cnrm("compute", "ComputeNetwork", "old", "", ""),
+            cnrm("iam", "IAMServiceAccount", "workload", "", ""),
+            cnrm("iam", "IAMServiceAccount", "nodes", ABANDON, ""),
+            cnrm("pubsub", "PubSubTopic", "metrics", "", ""),
+            pool("abandoned", ABANDON, "2x4"),
+            pool("allowed-pool", ALLOWED, "2x4"),
+            pool("resized", ABANDON, "2x4"),
+        ];
+        let head = [
+            pool("abandoned", ABANDON, "4x4"),
+            pool("allowed-pool", ALLOWED, "4x4"),
+            // Not immutable: an update in place.
+            pool("resized", "", "2x4").replace("spec: {", "spec: {nodeCount: 3, "),
+        ];
+        let mut found = assessed(&base, &head);
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                // Abandoned or not, a recreate deletes the slice first.
+                ("recreate", "ContainerNodePool/abandoned".into(), true),
+                ("recreate", "ContainerNodePool/allowed-pool".into(), false),
+                ("remove", "ComputeNetwork/allowed".into(), false),
+                ("remove", "ComputeNetwork/kept".into(), false),
+                // Rendered before protection (or by hand): deleted, and never allowed.
+                ("remove", "ComputeNetwork/old".into(), true),
+                // A node account is protected where the render marked it; a workload account,
+                // a topic, never.
+                ("remove", "IAMServiceAccount/nodes".into(), false),
+            ]
+        );
+    }
 
     #[test]
     fn immutable_fields_come_from_the_crds_and_the_supplement() {

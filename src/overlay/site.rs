@@ -68,6 +68,8 @@ pub struct Stanzas<'s> {
     pub namespace: Option<&'s str>,
     /// `spec.kubernetesServiceAccount`.
     pub kubernetes_service_account: Option<&'s str>,
+    /// `spec.allowTeardown`.
+    pub allow_teardown: bool,
 }
 
 /// The [`Stanzas`] of a spec whose shared fields have the shared names.
@@ -82,6 +84,7 @@ macro_rules! stanzas {
             cluster: &$spec.cluster,
             namespace: $spec.namespace.as_deref(),
             kubernetes_service_account: $spec.kubernetes_service_account.as_deref(),
+            allow_teardown: $spec.allow_teardown,
         }
     };
 }
@@ -230,6 +233,7 @@ impl<'s> Site<'s> {
                 region: &region,
                 zone: &zone,
                 config_connector: stanzas.config_connector,
+                allow_teardown: stanzas.allow_teardown,
             },
         );
         let site = Self {
@@ -445,6 +449,7 @@ mod tests {
             cluster,
             namespace: None,
             kubernetes_service_account: None,
+            allow_teardown: false,
         };
         let location = |exports: Exports| exports.cluster.map(|c| (c.region, c.location));
         let zonal = Location::zonal("us-central2", "b");

@@ -27,6 +27,12 @@ pub struct Spec {
     /// Where the Config Connector objects go.
     #[serde(default)]
     pub(super) config_connector: ConfigConnectorSpec,
+    /// Let a change delete the clusters, node pools, network, node service account and data
+    /// this blueprint created: its removal, or an edit GCP makes only by recreating them
+    /// (default `false`: removed ones are abandoned, kept in GCP and billed until deleted by
+    /// hand, and `diff --fail-on destructive` fails on a recreate). Commit it first.
+    #[serde(default)]
+    pub(super) allow_teardown: bool,
     /// The server under load.
     pub(super) target: TargetSpec,
     /// The cluster the load generator runs on (default: the target blueprint's; for a target
@@ -244,6 +250,7 @@ impl Spec {
             cluster,
             namespace: self.namespace.as_deref(),
             kubernetes_service_account: None,
+            allow_teardown: self.allow_teardown,
         }
     }
 

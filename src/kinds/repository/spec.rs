@@ -29,6 +29,12 @@ pub(super) struct SharedSpec {
     /// Where the Config Connector objects go.
     #[serde(default)]
     pub(super) config_connector: ConfigConnectorSpec,
+    /// Let a change delete the clusters, node pools, network, node service account and data
+    /// this blueprint created: its removal, or an edit GCP makes only by recreating them
+    /// (default `false`: removed ones are abandoned, kept in GCP and billed until deleted by
+    /// hand, and `diff --fail-on destructive` fails on a recreate). Commit it first.
+    #[serde(default)]
+    pub(super) allow_teardown: bool,
     /// VPC and subnet of a new cluster.
     #[serde(default)]
     pub(super) network: NetworkSpec,
@@ -72,6 +78,7 @@ pub(super) const COMMON_FIELDS: &[&str] = &[
     "region",
     "zone",
     "configConnector",
+    "allowTeardown",
     "network",
     "cluster",
     "serviceAccounts",
