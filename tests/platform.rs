@@ -363,3 +363,38 @@ fn a_fresh_api_server_accepts_the_platform_root_then_the_workloads() {
         );
     }
 }
+
+/// A render of some blueprints reads the others' platform needs from their folders (the
+/// HPA on an external metric, the adapter's account): the wiring is the same as after a
+/// render of all of them.
+#[test]
+fn a_partial_render_keeps_every_cluster_platform() {
+    let repo = TestRepo::empty();
+    for blueprint in ["triton-t4-hpa", "locust-bench", "sax-llama2-70b-v5e-16"] {
+        let file = format!("blueprints/{blueprint}.yaml");
+        repo.write(
+            &file,
+            &std::fs::read_to_string(root().join(&file)).expect("blueprint"),
+        );
+    }
+    repo.write(
+        "aiml.yaml",
+        "git:\n  repo: https://github.com/acme/ml-platform.git\n",
+    );
+    repo.aiml(&["render"]).expect_code(0);
+    let all = repo.generated();
+    let adapter = "rendered/_sync/platform/clusters/my-project/us-central1-a/triton-t4-hpa/custom-metrics-stackdriver-adapter-v0.16.9-gke.0/custom-metrics/serviceaccount_custom-metrics-stackdriver-adapter.yaml";
+    let account = String::from_utf8(all[adapter].clone()).expect("utf-8");
+    assert!(
+        account.contains(
+            "iam.gke.io/gcp-service-account: triton-t4-hpa-metrics@my-project.iam.gserviceaccount.com"
+        ),
+        "{account}"
+    );
+    repo.aiml(&["render", "locust-bench", "--no-cache"])
+        .expect_code(0);
+    support::assert_same_files(
+        ("a render of all", &all),
+        ("a render of one", &repo.generated()),
+    );
+}

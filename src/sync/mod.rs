@@ -871,16 +871,24 @@ impl Readme {
                     }
                 }
             }
-            if !needs.prerequisites.is_empty() {
-                text.push_str(&format!(
-                    "; not installed by kubectl-aiml, must be on it: {}",
-                    needs
-                        .prerequisites
-                        .iter()
-                        .copied()
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ));
+            let unprovided: Vec<String> =
+                needs.unprovided.iter().map(|g| format!("`{g}`")).collect();
+            let prerequisites: Vec<String> = needs
+                .prerequisites
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            for (label, items, separator) in [
+                ("no provider known to kubectl-aiml for", unprovided, ", "),
+                (
+                    "not installed by kubectl-aiml, must be on it:",
+                    prerequisites,
+                    "; ",
+                ),
+            ] {
+                if !items.is_empty() {
+                    text.push_str(&format!("; {label} {}", items.join(separator)));
+                }
             }
             text.push_str(".\n");
         }
