@@ -1,8 +1,10 @@
-//! Packs `schemas/` into the binary: every file deflated on its own (so the checker inflates
-//! only the schemas of the kinds it meets), concatenated into `OUT_DIR/schemas.bin`, with a
-//! table of contents in `OUT_DIR/schemas.rs` that `src/schema/embedded.rs` includes.
+//! Packs `schemas/` and `data/platform/` into the binary: every file deflated on its own (so
+//! the checker inflates only the schemas of the kinds it meets, a render only the platform
+//! components its clusters need), concatenated into `OUT_DIR/<name>.bin`, with a table of
+//! contents in `OUT_DIR/<name>.rs` that `src/schema/embedded.rs` and `src/sync/platform.rs`
+//! include.
 //!
-//! Reruns only when something under `schemas/` (or this file) changes.
+//! Reruns only when something under those folders (or this file) changes.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -16,31 +18,44 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     rule_docs(&root, &out);
     fingerprint(&root, &out);
-    let schemas = root.join("schemas");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=schemas");
+    // SOURCES.md: for people, not run time.
+    pack(&root.join("schemas"), &out, "schemas", ".json");
+    // The platform controllers' release manifests (data/platform/SOURCES.md).
+    println!("cargo::rerun-if-changed=data/platform");
+    pack(
+        &root.join("data").join("platform"),
+        &out,
+        "platform",
+        ".yaml",
+    );
+}
 
+/// Packs every file under `dir` whose name ends with `suffix`, each deflated on its own, into
+/// `OUT_DIR/<name>.bin`, with its table of contents in `OUT_DIR/<name>.rs`.
+fn pack(dir: &Path, out: &Path, name: &str, suffix: &str) {
     let mut files = Vec::new();
-    collect(&schemas, &mut files);
+    collect(dir, &mut files);
     // Sorted by the name the table holds (not by path components), for binary search.
     let mut files: Vec<(String, PathBuf)> = files
         .into_iter()
         .map(|file| {
             let name = file
-                .strip_prefix(&schemas)
-                .expect("under schemas/")
+                .strip_prefix(dir)
+                .expect("under the packed folder")
                 .to_str()
                 .expect("UTF-8 file name")
                 .replace('\\', "/");
             (name, file)
         })
-        .filter(|(name, _)| name.ends_with(".json")) // SOURCES.md: for people, not run time
+        .filter(|(name, _)| name.ends_with(suffix))
         .collect();
     files.sort();
 
     let mut blob = Vec::new();
     let mut toc = String::from(
-        "/// `(path under schemas/, offset in the blob, deflated length, inflated length)`, sorted.\n\
+        "/// `(path under the packed folder, offset in the blob, deflated length, inflated length)`, sorted.\n\
          pub(super) static ENTRIES: &[(&str, usize, usize, usize)] = &[\n",
     );
     for (name, file) in &files {
@@ -57,12 +72,12 @@ fn main() {
         blob.extend_from_slice(&packed);
     }
     toc.push_str("];\n");
-    toc.push_str(
+    toc.push_str(&format!(
         "/// Every entry's deflated bytes, back to back.\n\
-         pub(super) static BLOB: &[u8] = include_bytes!(concat!(env!(\"OUT_DIR\"), \"/schemas.bin\"));\n",
-    );
-    fs::write(out.join("schemas.bin"), &blob).expect("write schemas.bin");
-    fs::write(out.join("schemas.rs"), toc).expect("write schemas.rs");
+         pub(super) static BLOB: &[u8] = include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{name}.bin\"));\n"
+    ));
+    fs::write(out.join(format!("{name}.bin")), &blob).expect("write the packed blob");
+    fs::write(out.join(format!("{name}.rs")), toc).expect("write the table of contents");
 }
 
 fn collect(dir: &Path, files: &mut Vec<PathBuf>) {

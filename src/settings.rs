@@ -24,6 +24,9 @@
 //!   argocd: admin@argo                             # where Applications live; default: the host's
 //!   clusters:                                      # default: GKE's `gke_<project>_<location>_<cluster>`
 //!     my-project/us-west4/sax-cluster: sax-admin
+//! platform:                                        # the controllers each cluster's blueprints need
+//!   managedElsewhere:                              # clusters that get no platform root (installed by other means)
+//!   - my-project/us-west4/sax-cluster
 //! jsonnet:                                         # what Jsonnet blueprints receive (crate::jsonnet)
 //!   extVars: {env: prod}                           # std.extVar('env') == 'prod'
 //!   extCode: {regions: "['us-east5', 'europe-west4']"}  # std.extVar('regions'), a Jsonnet value
@@ -74,6 +77,16 @@ pub struct Settings {
     pub jsonnet: crate::jsonnet::Inputs,
     /// Kubeconfig contexts of the clusters, where GKE's names are not the ones to use.
     pub contexts: Contexts,
+    /// Which clusters get the platform controllers their blueprints need.
+    pub platform: Platform,
+}
+
+/// `platform`: the controllers `rendered/_sync/` installs per cluster ([`crate::sync::platform`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Platform {
+    /// Clusters (`project/location/cluster`) whose controllers are installed and upgraded by
+    /// other means: they get no platform root, and the sync README lists what they must have.
+    pub managed_elsewhere: std::collections::BTreeSet<String>,
 }
 
 /// `contexts`: which kubeconfig context reaches which cluster (`status`, `diff --live`).
@@ -225,6 +238,15 @@ struct Spec {
     jsonnet: JsonnetSpec,
     #[serde(default)]
     contexts: ContextsSpec,
+    #[serde(default)]
+    platform: PlatformSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct PlatformSpec {
+    #[serde(default)]
+    managed_elsewhere: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -395,13 +417,7 @@ fn check_contexts(
         }
     }
     for (cluster, value) in &contexts.clusters {
-        let parts: Vec<&str> = cluster.split('/').collect();
-        let well_formed = parts.len() == 3
-            && crate::names::project_id(parts[0]).is_ok()
-            && parts[1..]
-                .iter()
-                .all(|part| crate::names::check_dns_label(part).is_ok());
-        if !well_formed {
+        if !cluster_key(cluster) {
             found.push(
                 error(
                     at(&["contexts", "clusters"]),
@@ -421,6 +437,41 @@ fn check_contexts(
                     "not a kubeconfig context name",
                 )
                 .expected("a context of your kubeconfig (`kubectl config get-contexts -o name`)"),
+            );
+        }
+    }
+}
+
+/// Whether `key` is `project/location/cluster`.
+fn cluster_key(key: &str) -> bool {
+    let parts: Vec<&str> = key.split('/').collect();
+    parts.len() == 3
+        && crate::names::project_id(parts[0]).is_ok()
+        && parts[1..]
+            .iter()
+            .all(|part| crate::names::check_dns_label(part).is_ok())
+}
+
+/// `platform.managedElsewhere`: clusters named as `contexts.clusters` names them, each once.
+fn check_platform(platform: &PlatformSpec, document: &Node, found: &mut Vec<Diagnostic>) {
+    let mut seen = std::collections::BTreeSet::new();
+    for (index, cluster) in platform.managed_elsewhere.iter().enumerate() {
+        let field = format!("platform.managedElsewhere[{index}]");
+        let span = document
+            .get("platform")
+            .and_then(|p| p.items("managedElsewhere").get(index))
+            .map_or(document.span, |item| item.span);
+        if !cluster_key(cluster) {
+            found.push(
+                error(span, &field, "not a cluster as `project/location/cluster`")
+                    .found(crate::diagnostic::sanitize(cluster, 120))
+                    .expected("e.g. `my-project/us-west4/sax-cluster`, as the blueprint names the cluster")
+                    .fix("write the cluster's project, location and name, separated by `/`"),
+            );
+        } else if !seen.insert(cluster.as_str()) {
+            found.push(
+                error(span, &field, format!("`{cluster}` is listed twice"))
+                    .fix("list each cluster once"),
             );
         }
     }
@@ -622,6 +673,7 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
         }
     }
     check_contexts(&spec.contexts, &at, &mut found);
+    check_platform(&spec.platform, document, &mut found);
     if !found.is_empty() {
         return Err(found);
     }
@@ -651,6 +703,9 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
             config_connector_host: spec.contexts.config_connector_host,
             argocd: spec.contexts.argocd,
             clusters: spec.contexts.clusters,
+        },
+        platform: Platform {
+            managed_elsewhere: spec.platform.managed_elsewhere.into_iter().collect(),
         },
     })
 }
@@ -713,6 +768,40 @@ mod tests {
         }
         assert!(settings("git: {repo: 'git@github.com:acme/p.git'}\n").is_ok());
         assert!(settings("git: {repo: 'ssh://git@example.com:2222/p.git'}\n").is_ok());
+    }
+
+    #[test]
+    fn clusters_managed_elsewhere_are_named_once_each() {
+        let read = settings(
+            "git: {repo: https://example.com/p.git}\nplatform:\n  managedElsewhere:\n  - my-project/us-west4/prod\n",
+        )
+        .unwrap();
+        assert!(
+            read.platform
+                .managed_elsewhere
+                .contains("my-project/us-west4/prod")
+        );
+        let errors = settings(
+            "git: {repo: https://example.com/p.git}\nplatform:\n  managedElsewhere:\n  - my-project/us-west4/prod\n  - prod\n  - my-project/us-west4/prod\n",
+        )
+        .unwrap_err();
+        let found: Vec<_> = errors
+            .iter()
+            .map(|d| (d.line, d.field.clone().unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (5, "platform.managedElsewhere[1]".to_string()),
+                (6, "platform.managedElsewhere[2]".to_string())
+            ]
+        );
+        assert!(errors[0].fix.is_some() && errors[1].message.contains("listed twice"));
+        let errors = settings("platform:\n  managedElswhere: []\n").unwrap_err();
+        assert_eq!(
+            errors[0].fix.as_deref(),
+            Some("did you mean `managedElsewhere`?")
+        );
     }
 
     #[test]

@@ -426,14 +426,22 @@ fn stage_sync(
         }
         let dir = root.join(RENDERED_DIR).join(name);
         if fs_err::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
-            let paths: Vec<String> = repo::files_under(&dir)?
+            let files = repo::files_under(&dir)?;
+            let paths: Vec<String> = files
                 .iter()
                 .map(|path| repo::display_path(&dir, path))
                 .collect();
-            roots.insert(
-                name.clone(),
-                sync::Roots::from_paths(paths.iter().map(String::as_str)),
-            );
+            let mut found = sync::Roots::from_paths(paths.iter().map(String::as_str));
+            // The few files whose content the platform needs (HPAs, pod templates, IAM).
+            let mut read = Vec::new();
+            for (file, path) in files.iter().zip(&paths) {
+                if sync::platform::Uses::reads(path) {
+                    let text = fs_err::read_to_string(file)?;
+                    read.extend(manifest::split(&text).unwrap_or_default());
+                }
+            }
+            found.uses.note_objects(&read);
+            roots.insert(name.clone(), found);
         }
     }
     let Some(files) = sync::sync_folder(&loaded.settings, repository, &roots)? else {

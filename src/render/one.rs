@@ -179,7 +179,7 @@ pub(super) fn build_one(
     }
     manifests.sort_by(|a, b| a.path.cmp(&b.path));
     diagnostics.extend(check_manifests(blueprint, &manifests, checks));
-    let roots = sync::Roots::from_paths(manifests.iter().map(|m| m.path.as_str()));
+    let roots = sync::Roots::from_manifests(&manifests);
     diagnostics.extend(sync::root_size_findings(blueprint, &roots));
     let rendered_files = || {
         manifests

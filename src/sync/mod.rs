@@ -16,6 +16,8 @@
 //!   clusters/<project>/<location>/<cluster>/…      one RootSync per blueprint on that cluster
 //!   bootstrap/config-connector-host.yaml           apply once on the host: syncs config-connector-host/
 //!   bootstrap/clusters/<p>/<l>/<c>.yaml            apply once on a cluster no blueprint creates
+//!   platform/<component>-<version>/…               a controller's release manifests (shared)
+//!   platform/clusters/<p>/<l>/<c>/…                what differs per cluster (metrics adapter)
 //!   README.md                                      what to apply where
 //! rendered/_sync/                                  (settings.engine: argocd)
 //!   argocd/<namespace>/…application…               one Application per sync root
@@ -28,9 +30,15 @@
 //! Config Sync starts on it as soon as it exists. Adding a blueprint adds a RootSync to a
 //! folder already synced: nothing to apply by hand but the two bootstraps.
 //!
+//! **Platform.** Each cluster also gets a root per controller its blueprints need
+//! ([`platform`]), which its blueprint roots depend on (Config Sync `depends-on`, Argo CD
+//! sync wave -1) and which never deletes what it applied.
+//!
 //! Inputs are the repository's settings ([`crate::settings`]) and what each blueprint
 //! exports ([`crate::plan::Exports`]); everything is rendered by `render`, so `render --check`
 //! covers it, and it is deterministic.
+
+pub mod platform;
 
 use std::collections::BTreeMap;
 
@@ -89,6 +97,12 @@ impl Cluster {
             .iter()
             .all(|part| crate::names::check_dns_label(part).is_ok())
             .then(|| format!("clusters/{}/{}/{}", self.project, self.location, self.name))
+    }
+
+    /// `project/location/cluster`, as `aiml.yaml` names it.
+    #[must_use]
+    pub fn key(&self) -> String {
+        format!("{}/{}/{}", self.project, self.location, self.name)
     }
 
     /// Argo CD's name for it: the kubeconfig context `gcloud container clusters
@@ -290,6 +304,9 @@ pub struct Roots {
     /// `ContainerNodePool` objects under `config-connector/` (TPU slices among them).
     #[serde(default)]
     pub node_pools: usize,
+    /// What its objects need on their cluster (the platform root).
+    #[serde(default)]
+    pub uses: platform::Uses,
 }
 
 /// File name prefixes (`<kind>.<group>_`, as `rendered/` names files) of the objects that
@@ -318,10 +335,13 @@ pub fn reconcile_timeout(roots: &Roots) -> Option<&'static str> {
 }
 
 impl Roots {
-    /// Counts objects per target from rendered file paths (`config-connector/…`, `workload/…`).
+    /// Counts objects per target from rendered file paths (`config-connector/…`, `workload/…`),
+    /// and the API groups in use. The files [`platform::Uses::reads`] picks must be added with
+    /// [`Roots::from_manifests`] for the platform needs to be complete.
     pub fn from_paths<'p>(paths: impl IntoIterator<Item = &'p str>) -> Self {
         let mut roots = Self::default();
         for path in paths {
+            roots.uses.note_path(path);
             match path.split('/').next() {
                 Some(dir) if dir == Plane::ConfigConnector.dir() => {
                     *roots.config_connector.get_or_insert(0) += 1;
@@ -335,6 +355,14 @@ impl Roots {
                 _ => {}
             }
         }
+        roots
+    }
+
+    /// [`Roots::from_paths`] of a blueprint's rendered objects, with what their content says.
+    #[must_use]
+    pub fn from_manifests(manifests: &[manifest::Manifest]) -> Self {
+        let mut roots = Self::from_paths(manifests.iter().map(|m| m.path.as_str()));
+        roots.uses.note_objects(manifests);
         roots
     }
 }
@@ -388,6 +416,12 @@ struct Root {
     namespace: Option<String>,
     /// Config Sync's `spec.override.reconcileTimeout`, when the default is too short.
     reconcile_timeout: Option<&'static str>,
+    /// Config Sync: the RootSyncs (of the same folder) applied and ready before this one.
+    depends_on: Vec<String>,
+    /// Argo CD: the app of apps' sync wave (`None`: wave 0).
+    wave: Option<i32>,
+    /// Argo CD: apply server-side (CRDs beyond the 256 KiB client-side annotation).
+    server_side: bool,
 }
 
 impl Root {
@@ -400,6 +434,27 @@ impl Root {
             propagate_deletion: true,
             destination,
             namespace: None,
+            reconcile_timeout: None,
+            depends_on: Vec::new(),
+            wave: None,
+            server_side: false,
+        }
+    }
+
+    /// The root of one platform component on one cluster: removing it (the cluster no
+    /// longer needs the component) leaves the controller and its CRDs, and with them every
+    /// object of theirs, in place.
+    fn platform(name: String, dir: String, destination: String) -> Self {
+        Self {
+            name,
+            instance: PLATFORM_INSTANCE.to_string(),
+            dir,
+            propagate_deletion: false,
+            destination,
+            namespace: None,
+            depends_on: Vec::new(),
+            wave: Some(PLATFORM_WAVE),
+            server_side: true,
             reconcile_timeout: None,
         }
     }
@@ -414,8 +469,74 @@ impl Root {
             destination: destination.to_string(),
             namespace,
             reconcile_timeout: None,
+            depends_on: Vec::new(),
+            wave: None,
+            server_side: false,
         }
     }
+}
+
+/// `app.kubernetes.io/instance` of the platform roots, which belong to no one blueprint.
+pub const PLATFORM_INSTANCE: &str = "aiml-platform";
+
+/// Argo CD sync wave of the platform Applications: before every blueprint's (wave 0).
+const PLATFORM_WAVE: i32 = -1;
+
+/// The platform of `cluster` (folder `dir`): its needs' components, each one root, and their
+/// objects added to `files`. Nothing when the settings say its controllers are managed
+/// elsewhere.
+fn platform_roots(
+    settings: &Settings,
+    git: &Git,
+    cluster: &Cluster,
+    dir: &str,
+    needs: &platform::Needs,
+    files: &mut BTreeMap<String, String>,
+) -> Result<Vec<Root>, SyncError> {
+    if settings.platform.managed_elsewhere.contains(&cluster.key()) {
+        return Ok(Vec::new());
+    }
+    let mut roots = Vec::new();
+    for &component in &needs.components {
+        let folder = platform::folder(component, dir);
+        let prefix = format!("{folder}/");
+        // Shared folders are written once, for the first cluster that needs them.
+        let written = files
+            .range(prefix.clone()..)
+            .next()
+            .is_some_and(|(path, _)| path.starts_with(&prefix));
+        if !written {
+            let account = needs.metrics_adapter_account.as_deref();
+            for object in platform::objects(component, account)? {
+                let path = object
+                    .path
+                    .strip_prefix(&format!("{}/", Plane::Workload.dir()))
+                    .unwrap_or(&object.path);
+                files.insert(format!("{folder}/{path}"), object.text);
+            }
+        }
+        let path = git.path(&format!(
+            "{}/{SYNC_DIR}/{folder}",
+            crate::repo::RENDERED_DIR
+        ));
+        let name = match settings.engine {
+            Engine::ArgoCd => application_name(
+                &format!(
+                    "platform-{}-{}-{}-{}",
+                    component.short(),
+                    cluster.project,
+                    cluster.location,
+                    cluster.name
+                ),
+                "",
+            ),
+            Engine::ConfigSync | Engine::None => {
+                root_sync_name("aiml-platform-", component.short())
+            }
+        };
+        roots.push(Root::platform(name, path, cluster.argocd_name()));
+    }
+    Ok(roots)
 }
 
 /// The files of `rendered/_sync/` (relative path → content) for the repository's blueprints
@@ -448,6 +569,7 @@ pub fn sync_folder(
         Engine::ConfigSync => {
             let mut host = Vec::new();
             let mut clusters: BTreeMap<Cluster, Vec<Root>> = BTreeMap::new();
+            let needs = cluster_needs(repository, roots);
             for (name, roots) in roots {
                 if roots.config_connector.is_some() {
                     host.push(Root {
@@ -493,8 +615,28 @@ pub fn sync_folder(
                     &objects,
                 )?);
             }
-            for (cluster, roots) in clusters {
+            for (cluster, mut roots) in clusters {
                 let Some(dir) = cluster.dir() else { continue };
+                let needed = needs.get(&cluster).cloned().unwrap_or_default();
+                let platform = platform_roots(settings, git, &cluster, &dir, &needed, &mut files)?;
+                let depends_on: Vec<String> = platform
+                    .iter()
+                    .map(|root| {
+                        format!(
+                            "configsync.gke.io/namespaces/config-management-system/RootSync/{}",
+                            root.name
+                        )
+                    })
+                    .collect();
+                for root in &mut roots {
+                    root.depends_on.clone_from(&depends_on);
+                }
+                readme.platform.push((
+                    cluster.clone(),
+                    platform.iter().map(|r| r.dir.clone()).collect(),
+                    needed,
+                ));
+                roots.extend(platform);
                 place(&mut files, &dir, &root_syncs(git, settings, roots)?)?;
                 if cluster.managed {
                     readme.fleet.push(cluster.clone());
@@ -508,6 +650,17 @@ pub fn sync_folder(
         }
         Engine::ArgoCd => {
             let mut applications = Vec::new();
+            let needs = cluster_needs(repository, roots);
+            for (cluster, needed) in &needs {
+                let Some(dir) = cluster.dir() else { continue };
+                let platform = platform_roots(settings, git, cluster, &dir, needed, &mut files)?;
+                readme.platform.push((
+                    cluster.clone(),
+                    platform.iter().map(|r| r.dir.clone()).collect(),
+                    needed.clone(),
+                ));
+                applications.extend(platform);
+            }
             for (name, roots) in roots {
                 if roots.config_connector.is_some() {
                     applications.push(Root::blueprint(
@@ -555,6 +708,23 @@ pub fn sync_folder(
     Ok(Some(files))
 }
 
+/// What each cluster's blueprints need, from what every blueprint on it renders.
+fn cluster_needs(
+    repository: &Repository,
+    roots: &BTreeMap<String, Roots>,
+) -> BTreeMap<Cluster, platform::Needs> {
+    let mut needs: BTreeMap<Cluster, platform::Needs> = BTreeMap::new();
+    for (name, roots) in roots {
+        if roots.workload.is_none() {
+            continue;
+        }
+        if let Some(cluster) = target_cluster(repository, name).filter(|c| c.dir().is_some()) {
+            needs.entry(cluster).or_default().add(&roots.uses);
+        }
+    }
+    needs
+}
+
 /// `app.kubernetes.io/instance` of the bootstrap objects, which belong to no one blueprint.
 pub const BOOTSTRAP_INSTANCE: &str = "aiml-sync";
 
@@ -567,6 +737,9 @@ pub enum SyncError {
     /// A template printed something that is not a set of objects.
     #[error("the sync wiring template printed objects that do not split: {0}")]
     Split(#[from] manifest::SplitError),
+    /// The vendored platform manifests are broken.
+    #[error(transparent)]
+    Platform(#[from] platform::PlatformError),
 }
 
 /// Argo CD Application names stay within 63 characters: they are label values under Argo
@@ -657,6 +830,8 @@ fn place(
 #[derive(Default)]
 struct Readme {
     host: Option<String>,
+    /// Per cluster: the folders of its platform roots and what it needs.
+    platform: Vec<(Cluster, Vec<String>, platform::Needs)>,
     fleet: Vec<Cluster>,
     existing: Vec<(Cluster, String)>,
     argocd: Option<String>,
@@ -665,6 +840,103 @@ struct Readme {
 }
 
 impl Readme {
+    /// What each cluster gets of the platform, and what must be there already.
+    fn platform_text(&self, settings: &Settings) -> String {
+        if self.platform.is_empty() {
+            return String::new();
+        }
+        let mut text = String::from(
+            "\n## Platform controllers\n\n\
+             Each cluster gets the controllers its blueprints' objects need, pinned releases\n\
+             vendored in `data/platform/` (see its `SOURCES.md`), each from its own folder here.\n\
+             These roots never delete what they applied: a cluster that stops needing a\n\
+             controller keeps it, its CRDs and their objects until someone removes them.\n",
+        );
+        text.push_str(match settings.engine {
+            Engine::ArgoCd => {
+                "Their Applications are in sync wave -1 of the app of apps, the blueprints' in 0.\n\
+                 Argo CD waits for a wave to be healthy only if it assesses the health of\n\
+                 Applications, which it does not by default: add a health check for\n\
+                 `argoproj.io/Application` (`resource.customizations.health.argoproj.io_Application`\n\
+                 in `argocd-cm`, returning the Application's `status.health`), or the blueprints'\n\
+                 Applications sync at once and retry until the CRDs exist.\n"
+            }
+            Engine::ConfigSync | Engine::None => {
+                "Each blueprint RootSync of a cluster `depends-on` its platform RootSyncs, so they are\n\
+                 applied once those are up (reconciler running); until the controllers' CRDs are\n\
+                 applied, a blueprint's custom objects fail with KNV1021 and are retried.\n"
+            }
+        });
+        text.push('\n');
+        for (cluster, dirs, needs) in &self.platform {
+            let components: Vec<String> = needs
+                .components
+                .iter()
+                .map(|c| format!("{} {}", c.title(), c.version()))
+                .collect();
+            let key = cluster.key();
+            let elsewhere = settings.platform.managed_elsewhere.contains(&key);
+            text.push_str(&format!("- `{key}`: "));
+            if components.is_empty() {
+                text.push_str("no controller");
+            } else if elsewhere {
+                text.push_str(&format!(
+                    "managed elsewhere (`aiml.yaml` `platform.managedElsewhere`); must run {}",
+                    components.join(", ")
+                ));
+                if needs.components.contains(&platform::Component::Kueue) {
+                    text.push_str(" (Kueue with `waitForPodsReady` and the `batch/job`, `jobset.x-k8s.io/jobset` and `leaderworkerset.x-k8s.io/leaderworkerset` integrations)");
+                }
+                if needs
+                    .components
+                    .contains(&platform::Component::MetricsAdapter)
+                {
+                    match &needs.metrics_adapter_account {
+                        Some(account) => text.push_str(&format!(
+                            " (the adapter's service account annotated `iam.gke.io/gcp-service-account: {account}`)"
+                        )),
+                        None => text.push_str(" (the adapter's service account with Workload Identity to read Cloud Monitoring)"),
+                    }
+                }
+            } else {
+                text.push_str(&components.join(", "));
+                for dir in dirs {
+                    text.push_str(&format!(", `{dir}`"));
+                }
+                if needs
+                    .components
+                    .contains(&platform::Component::MetricsAdapter)
+                {
+                    match &needs.metrics_adapter_account {
+                        Some(account) => text.push_str(&format!(" (the adapter reads Cloud Monitoring as `{account}`)")),
+                        None => text.push_str(" (no blueprint on it grants the adapter a Google service account: give its Kubernetes service account `custom-metrics/custom-metrics-stackdriver-adapter` Workload Identity to read Cloud Monitoring)"),
+                    }
+                }
+            }
+            let unprovided: Vec<String> =
+                needs.unprovided.iter().map(|g| format!("`{g}`")).collect();
+            let prerequisites: Vec<String> = needs
+                .prerequisites
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            for (label, items, separator) in [
+                ("no provider known to kubectl-aiml for", unprovided, ", "),
+                (
+                    "not installed by kubectl-aiml, must be on it:",
+                    prerequisites,
+                    "; ",
+                ),
+            ] {
+                if !items.is_empty() {
+                    text.push_str(&format!("; {label} {}", items.join(separator)));
+                }
+            }
+            text.push_str(".\n");
+        }
+        text
+    }
+
     fn text(&self, settings: &Settings) -> String {
         let mut text = String::from(
             "# Sync wiring (generated by kubectl-aiml from aiml.yaml; do not edit)\n\n\
@@ -730,6 +1002,7 @@ impl Readme {
                 }
             }
         }
+        text.push_str(&self.platform_text(settings));
         if !self.unplaced.is_empty() {
             text.push_str(&format!(
                 "\n## Not wired\n\nNo cluster is known for: {}.\n",
@@ -923,6 +1196,105 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+    }
+
+    /// `owner` runs a JobSet on its cluster, `outside` an HPA on an external metric on a
+    /// cluster that exists.
+    fn needing() -> BTreeMap<String, Roots> {
+        let uses = |groups: &[&str], external_metrics| platform::Uses {
+            groups: groups.iter().map(|g| (*g).to_string()).collect(),
+            external_metrics,
+            ..platform::Uses::default()
+        };
+        BTreeMap::from([
+            (
+                "owner".to_string(),
+                Roots {
+                    uses: uses(&["", "jobset.x-k8s.io", "kueue.x-k8s.io"], false),
+                    ..both()
+                },
+            ),
+            ("guest".to_string(), both()),
+            (
+                "outside".to_string(),
+                Roots {
+                    uses: uses(&["autoscaling"], true),
+                    ..both()
+                },
+            ),
+        ])
+    }
+
+    #[test]
+    fn each_cluster_syncs_its_controllers_before_its_blueprints() {
+        let repository = repository();
+        let files = sync_folder(&settings(Engine::ConfigSync), &repository, &needing())
+            .unwrap()
+            .unwrap();
+        let owner = "clusters/my-project/us-central2-b/owner/config-management-system";
+        let platform: Vec<&str> = files
+            .keys()
+            .filter(|p| p.contains("rootsync.configsync.gke.io_aiml-platform-"))
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            platform,
+            [
+                "clusters/my-project/us-central2-b/owner/config-management-system/rootsync.configsync.gke.io_aiml-platform-jobset.yaml",
+                "clusters/my-project/us-central2-b/owner/config-management-system/rootsync.configsync.gke.io_aiml-platform-kueue.yaml",
+                "clusters/other/us-central2-b/prod/config-management-system/rootsync.configsync.gke.io_aiml-platform-metrics-adapter.yaml",
+            ]
+        );
+        let jobset =
+            &files[&format!("{owner}/rootsync.configsync.gke.io_aiml-platform-jobset.yaml")];
+        assert!(
+            jobset.contains("dir: \"rendered/_sync/platform/jobset-v0.12.0\""),
+            "{jobset}"
+        );
+        // Never deleted with what it applied: the CRDs would take every JobSet along.
+        assert!(!jobset.contains("deletion-propagation-policy"), "{jobset}");
+        for blueprint in ["guest", "owner"] {
+            let root = &files[&format!("{owner}/rootsync.configsync.gke.io_aiml-{blueprint}.yaml")];
+            assert!(root.contains("config.kubernetes.io/depends-on: \"configsync.gke.io/namespaces/config-management-system/RootSync/aiml-platform-jobset,configsync.gke.io/namespaces/config-management-system/RootSync/aiml-platform-kueue\""), "{root}");
+        }
+        assert!(files.contains_key("platform/kueue-v0.19.2/_cluster/customresourcedefinition.apiextensions.k8s.io_workloads.kueue.x-k8s.io.yaml"));
+        assert!(files.keys().any(|p| p.starts_with("platform/clusters/other/us-central2-b/prod/custom-metrics-stackdriver-adapter-v0.16.9-gke.0/")));
+        assert!(!files.keys().any(|p| p.starts_with("platform/lws")));
+
+        // Opted out: no platform root, and the README says what must be there.
+        let mut elsewhere = settings(Engine::ConfigSync);
+        elsewhere
+            .platform
+            .managed_elsewhere
+            .insert("my-project/us-central2-b/owner".into());
+        let files = sync_folder(&elsewhere, &repository, &needing())
+            .unwrap()
+            .unwrap();
+        assert!(
+            !files
+                .keys()
+                .any(|p| p.starts_with("platform/jobset") || p.contains("aiml-platform-jobset"))
+        );
+        let root = &files[&format!("{owner}/rootsync.configsync.gke.io_aiml-owner.yaml")];
+        assert!(!root.contains("depends-on"), "{root}");
+        assert!(files["README.md"].contains("`my-project/us-central2-b/owner`: managed elsewhere (`aiml.yaml` `platform.managedElsewhere`); must run JobSet v0.12.0, Kueue v0.19.2"), "{}", files["README.md"]);
+
+        let argocd = sync_folder(&settings(Engine::ArgoCd), &repository, &needing())
+            .unwrap()
+            .unwrap();
+        let kueue = argocd
+            .iter()
+            .find(|(p, _)| p.starts_with("argocd/") && p.contains("platform-kueue"))
+            .map(|(_, text)| text)
+            .unwrap();
+        for expected in [
+            "argocd.argoproj.io/sync-wave: \"-1\"",
+            "- ServerSideApply=true",
+            "name: \"gke_my-project_us-central2-b_owner\"",
+        ] {
+            assert!(kueue.contains(expected), "{expected}: {kueue}");
+        }
+        assert!(!kueue.contains("resources-finalizer"), "{kueue}");
     }
 
     #[test]
