@@ -238,23 +238,37 @@ fn sync(server: &ApiServer, manager: &str, objects: &[Object]) -> BTreeSet<Strin
             applied.extend(batch.iter().map(|o| o.reference()));
         }
         if group.iter().any(|o| o.kind() == "CustomResourceDefinition") {
-            let mut cmd = server.kubectl();
-            cmd.args(["wait", "--for=condition=Established", "--timeout=60s"]);
-            for crd in group
-                .iter()
-                .filter(|o| o.kind() == "CustomResourceDefinition")
-            {
-                cmd.arg(format!("crd/{}", crd.name()));
-            }
-            let out = cmd.output().expect("kubectl wait");
-            assert!(
-                out.status.success(),
-                "CRDs not served:\n{}",
-                output_text(&out)
-            );
+            wait_established(server, &group);
         }
     }
     applied
+}
+
+/// Waits until the server serves every CRD of `group`, as Config Sync waits before applying
+/// their objects. A CRD just created may have no conditions yet, which `kubectl wait` reports
+/// as an error: asked again until a minute has passed.
+fn wait_established(server: &ApiServer, group: &[Object]) {
+    let began = std::time::Instant::now();
+    loop {
+        let mut cmd = server.kubectl();
+        cmd.args(["wait", "--for=condition=Established", "--timeout=60s"]);
+        for crd in group
+            .iter()
+            .filter(|o| o.kind() == "CustomResourceDefinition")
+        {
+            cmd.arg(format!("crd/{}", crd.name()));
+        }
+        let out = cmd.output().expect("kubectl wait");
+        if out.status.success() {
+            return;
+        }
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(60),
+            "CRDs not served:\n{}",
+            output_text(&out)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
 
 /// Every sync folder of `repo`'s `rendered/_sync/`, host first: (folder, its RootSyncs).
@@ -302,11 +316,14 @@ fn sync_all(
                 objects.into_iter().map(|o| (o.reference(), o)).collect();
             for (reference, old) in before.get(&name).into_iter().flatten() {
                 if !held.contains_key(reference) && !served_by_a_pod(old.kind()) {
+                    // The render removed its file: delete what it held.
+                    let file = server.scratch().join("pruned.json");
+                    std::fs::write(&file, old.value.to_string()).expect("write");
                     let out = server.run_kubectl(&[
                         "delete",
                         "--wait=false",
                         "-f",
-                        &old.file.display().to_string(),
+                        &file.display().to_string(),
                     ]);
                     assert!(
                         out.status.success(),
@@ -431,14 +448,14 @@ fn a_new_cluster_converges_from_git_alone_and_every_edit_applies() {
         .map(|o| (o.reference(), o.clone()))
         .collect();
     edit(repo, "sax-llama2-70b-v5e-16", ":2a12db6", ":3b23ec7");
-    let third = sync_all(&server, repo, &second);
-    let changed: Vec<&Object> = of_kind(&third, "Job")
+    let rendered_jobs: Vec<Object> = objects_under(&repo.join("rendered"))
         .into_iter()
-        .filter(|o| !jobs_before.contains_key(&o.reference()))
+        .filter(|o| o.kind() == "Job" && !jobs_before.contains_key(&o.reference()))
         .collect();
-    assert!(!changed.is_empty(), "the new images change some Job");
-    // The same change made in place is what the server refuses: the proof is not vacuous.
-    let job = changed[0];
+    assert!(!rendered_jobs.is_empty(), "the new images change some Job");
+    // The same change made in place, while the old Job still runs, is what the server refuses:
+    // the proof is not vacuous.
+    let job = &rendered_jobs[0];
     let stem = job.name().rsplit_once('-').expect("hashed").0;
     let old = jobs_before
         .values()
@@ -452,6 +469,9 @@ fn a_new_cluster_converges_from_git_alone_and_every_edit_applies() {
         "apply",
         "--server-side",
         "--dry-run=server",
+        // The root's own manager would own every field; forced, only the server's own
+        // validation can refuse.
+        "--force-conflicts",
         "--field-manager=configsync.gke.io",
         "-f",
         &file.display().to_string(),
@@ -465,4 +485,20 @@ fn a_new_cluster_converges_from_git_alone_and_every_edit_applies() {
         "{}",
         output_text(&out)
     );
+    // Named after its content, the new Job is a new object: the sync applies, the old one goes.
+    let third = sync_all(&server, repo, &second);
+    let jobs_now: BTreeSet<String> = of_kind(&third, "Job")
+        .into_iter()
+        .map(Object::reference)
+        .collect();
+    assert!(jobs_now.contains(&job.reference()), "{jobs_now:?}");
+    assert!(!jobs_now.contains(&old.reference()), "{jobs_now:?}");
+    let out = server.run_kubectl(&[
+        "get",
+        "jobs",
+        "-n",
+        old.namespace().expect("namespaced"),
+        old.name(),
+    ]);
+    assert!(!out.status.success(), "the old Job is pruned");
 }
