@@ -265,6 +265,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         "sync/roots.yaml",
         include_str!("../sync/templates/roots.yaml"),
     ),
+    (
+        "sync/mesh.yaml",
+        include_str!("../sync/templates/mesh.yaml"),
+    ),
 ];
 
 /// The production template environment: strict undefined, JSON auto-escaping, block tags

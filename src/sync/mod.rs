@@ -8,7 +8,8 @@
 //! **Gathering per cluster.** One cluster's root must take every blueprint that targets it,
 //! yet the fleet's `GKEHubFeatureMembership` (and Argo CD's bootstrap) points at a single
 //! folder. That folder is generated, `rendered/_sync/` ([`SYNC_DIR`]; `_` is never a
-//! blueprint name), and holds sync objects only, never the objects themselves:
+//! blueprint name), and holds sync objects, beside `platform/` (the controllers a cluster
+//! needs, which no blueprint owns), never a blueprint's objects:
 //!
 //! ```text
 //! rendered/_sync/                                  (settings.engine: config-sync)
@@ -18,6 +19,8 @@
 //!   bootstrap/clusters/<p>/<l>/<c>.yaml            apply once on a cluster no blueprint creates
 //!   platform/<component>-<version>/…               a controller's release manifests (shared)
 //!   platform/clusters/<p>/<l>/<c>/…                what differs per cluster (metrics adapter)
+//!   platform/clusters/<p>/<l>/<c>/mesh/…           Config Connector objects (host) turning
+//!                                                  managed Cloud Service Mesh on for it
 //!   README.md                                      what to apply where
 //! rendered/_sync/                                  (settings.engine: argocd)
 //!   argocd/<namespace>/…application…               one Application per sync root
@@ -32,7 +35,9 @@
 //!
 //! **Platform.** Each cluster also gets a root per controller its blueprints need
 //! ([`platform`]), which its blueprint roots depend on (Config Sync `depends-on`, Argo CD
-//! sync wave -1) and which never deletes what it applied.
+//! sync wave -1) and which never deletes what it applied. A cluster the repository creates
+//! whose blueprints use Istio gets Google-managed Cloud Service Mesh through the fleet
+//! ([`mesh_objects`], synced on the host), so Istio is no prerequisite there.
 //!
 //! Inputs are the repository's settings ([`crate::settings`]) and what each blueprint
 //! exports ([`crate::plan::Exports`]); everything is rendered by `render`, so `render --check`
@@ -190,6 +195,65 @@ struct Fleet<'a> {
     policy_dir: String,
 }
 
+/// The fleet host project of `cluster`, and the Config Connector namespace of its fleet
+/// objects (its membership among them).
+fn fleet_place(settings: &Settings, cluster: &Cluster) -> (String, String) {
+    let project = settings
+        .fleet
+        .project
+        .clone()
+        .unwrap_or_else(|| cluster.project.clone());
+    let namespace = match (&settings.fleet.namespace, &settings.fleet.project) {
+        (Some(namespace), _) => namespace.clone(),
+        (None, Some(project)) if *project != cluster.project => project.clone(),
+        (None, _) => cluster.namespace.clone(),
+    };
+    (project, namespace)
+}
+
+/// A `depends-on` entry for the Config Connector object `kind`/`name` of `group`.
+fn on(group: &str, kind: &str, namespace: &str, name: &str) -> String {
+    format!("{group}.cnrm.cloud.google.com/namespaces/{namespace}/{kind}/{name}")
+}
+
+#[derive(Serialize)]
+struct Mesh {
+    project: String,
+    namespace: String,
+    api: String,
+    api_dependency: String,
+    feature: String,
+    feature_dependency: String,
+    feature_membership: String,
+    membership: String,
+}
+
+/// Google-managed Cloud Service Mesh on `cluster` (one the repository creates and registers
+/// to the fleet), turned on through the fleet: the Mesh API, the fleet's `servicemesh`
+/// feature, and the cluster's feature membership with automatic management, which installs
+/// the managed control plane (the Istio APIs, and injection with the `gateway` template) and
+/// keeps it upgraded. Config Connector objects for the host, as a YAML stream.
+fn mesh_objects(settings: &Settings, cluster: &Cluster) -> Result<String, TemplateError> {
+    let (project, namespace) = fleet_place(settings, cluster);
+    let api = format!("{}-mesh", cluster.name);
+    let feature = format!("{}-servicemesh", cluster.name);
+    let mesh = Mesh {
+        api_dependency: on("serviceusage", "Service", &namespace, &api),
+        feature_dependency: on("gkehub", "GKEHubFeature", &namespace, &feature),
+        feature_membership: feature.clone(),
+        membership: cluster.name.clone(),
+        project,
+        namespace,
+        api,
+        feature,
+    };
+    #[derive(Serialize)]
+    struct Context {
+        m: Mesh,
+    }
+    overlay::render("sync/mesh.yaml", &Context { m: mesh })
+}
+
 /// The Config Connector objects that register the cluster `blueprint` creates to the fleet and
 /// turn Config Sync on, pointed at the cluster's folder of `rendered/_sync/`, as a YAML stream
 /// for the blueprint's `config-connector/` target ([`FLEET_FILE`]). `None` unless the engine
@@ -217,19 +281,7 @@ pub fn fleet_objects(
     let Some(folder) = cluster_folder(&cluster) else {
         return Ok(None);
     };
-    let project = settings
-        .fleet
-        .project
-        .clone()
-        .unwrap_or_else(|| cluster.project.clone());
-    let namespace = match (&settings.fleet.namespace, &settings.fleet.project) {
-        (Some(namespace), _) => namespace.clone(),
-        (None, Some(project)) if *project != cluster.project => project.clone(),
-        (None, _) => cluster.namespace.clone(),
-    };
-    let on = |group: &str, kind: &str, namespace: &str, name: &str| {
-        format!("{group}.cnrm.cloud.google.com/namespaces/{namespace}/{kind}/{name}")
-    };
+    let (project, namespace) = fleet_place(settings, &cluster);
     let apis: Vec<Api> = [
         ("gkehub", "gkehub.googleapis.com"),
         (
@@ -539,6 +591,48 @@ fn platform_roots(
     Ok(roots)
 }
 
+/// When `cluster` is one the repository creates (registered to the fleet by its blueprint),
+/// its blueprints use Istio and its controllers are not managed elsewhere: the objects that
+/// turn Google-managed Cloud Service Mesh on for it ([`mesh_objects`]), written to its platform
+/// folder `platform/<dir>/mesh/`, and the host's root that syncs them.
+fn managed_mesh(
+    settings: &Settings,
+    git: &Git,
+    cluster: &Cluster,
+    dir: &str,
+    needs: &platform::Needs,
+    files: &mut BTreeMap<String, String>,
+) -> Result<Option<Root>, SyncError> {
+    if !needs.istio
+        || !cluster.managed
+        || settings.engine != Engine::ConfigSync
+        || settings.platform.managed_elsewhere.contains(&cluster.key())
+    {
+        return Ok(None);
+    }
+    let folder = format!("platform/{dir}/mesh");
+    for object in manifest::split(&mesh_objects(settings, cluster)?)? {
+        let path = object
+            .path
+            .strip_prefix(&format!("{}/", Plane::ConfigConnector.dir()))
+            .unwrap_or(&object.path);
+        files.insert(format!("{folder}/{path}"), object.text);
+    }
+    let path = git.path(&format!(
+        "{}/{SYNC_DIR}/{folder}",
+        crate::repo::RENDERED_DIR
+    ));
+    let name = root_sync_name(
+        "aiml-platform-mesh-",
+        &format!("{}-{}-{}", cluster.project, cluster.location, cluster.name),
+    );
+    Ok(Some(Root {
+        server_side: false,
+        wave: None,
+        ..Root::platform(name, path, String::new())
+    }))
+}
+
 /// The files of `rendered/_sync/` (relative path → content) for the repository's blueprints
 /// (`roots`, by name, every blueprint of the repository), or `None` when nothing is wired.
 pub fn sync_folder(
@@ -596,28 +690,18 @@ pub fn sync_folder(
                     }
                 }
             }
-            if !host.is_empty() {
-                place(
-                    &mut files,
-                    "config-connector-host",
-                    &root_syncs(git, settings, host)?,
-                )?;
-                let bootstrap = Root::bootstrap(
-                    "aiml-config-connector",
-                    own("config-connector-host"),
-                    "",
-                    None,
-                );
-                let objects = root_syncs(git, settings, vec![bootstrap])?;
-                readme.host = Some(bootstrap_file(
-                    &mut files,
-                    "config-connector-host",
-                    &objects,
-                )?);
-            }
             for (cluster, mut roots) in clusters {
                 let Some(dir) = cluster.dir() else { continue };
-                let needed = needs.get(&cluster).cloned().unwrap_or_default();
+                let mut needed = needs.get(&cluster).cloned().unwrap_or_default();
+                if let Some(mesh) =
+                    managed_mesh(settings, git, &cluster, &dir, &needed, &mut files)?
+                {
+                    if let Some(istio) = platform::Provider::Istio.prerequisite() {
+                        needed.prerequisites.remove(istio);
+                    }
+                    needed.managed_mesh = Some(mesh.dir.clone());
+                    host.push(mesh);
+                }
                 let platform = platform_roots(settings, git, &cluster, &dir, &needed, &mut files)?;
                 let depends_on: Vec<String> = platform
                     .iter()
@@ -646,6 +730,25 @@ pub fn sync_folder(
                     let file = bootstrap_file(&mut files, &dir, &objects)?;
                     readme.existing.push((cluster.clone(), file));
                 }
+            }
+            if !host.is_empty() {
+                place(
+                    &mut files,
+                    "config-connector-host",
+                    &root_syncs(git, settings, host)?,
+                )?;
+                let bootstrap = Root::bootstrap(
+                    "aiml-config-connector",
+                    own("config-connector-host"),
+                    "",
+                    None,
+                );
+                let objects = root_syncs(git, settings, vec![bootstrap])?;
+                readme.host = Some(bootstrap_file(
+                    &mut files,
+                    "config-connector-host",
+                    &objects,
+                )?);
             }
         }
         Engine::ArgoCd => {
@@ -877,7 +980,7 @@ impl Readme {
             let key = cluster.key();
             let elsewhere = settings.platform.managed_elsewhere.contains(&key);
             text.push_str(&format!("- `{key}`: "));
-            if components.is_empty() {
+            if components.is_empty() && needs.managed_mesh.is_none() {
                 text.push_str("no controller");
             } else if elsewhere {
                 text.push_str(&format!(
@@ -902,6 +1005,14 @@ impl Readme {
                 text.push_str(&components.join(", "));
                 for dir in dirs {
                     text.push_str(&format!(", `{dir}`"));
+                }
+                if let Some(mesh) = &needs.managed_mesh {
+                    if !components.is_empty() {
+                        text.push_str(", ");
+                    }
+                    text.push_str(&format!(
+                        "Cloud Service Mesh (Google-managed, for Istio and its `gateway` injection template), turned on through the fleet by `{mesh}` on the Config Connector host"
+                    ));
                 }
                 if needs
                     .components
@@ -941,8 +1052,9 @@ impl Readme {
         let mut text = String::from(
             "# Sync wiring (generated by kubectl-aiml from aiml.yaml; do not edit)\n\n\
              Every blueprint's `rendered/<name>/config-connector/` and `rendered/<name>/workload/`\n\
-             is a sync root of its own. This folder gathers them per cluster; it holds sync\n\
-             objects only. Apply each bootstrap below once; everything after comes from git.\n",
+             is a sync root of its own. This folder gathers them per cluster (sync objects\n\
+             only, beside `platform/`: the controllers each cluster needs). Apply each bootstrap\n\
+             below once; everything after comes from git.\n",
         );
         match settings.engine {
             Engine::ConfigSync | Engine::None => {
@@ -1223,6 +1335,117 @@ mod tests {
                 },
             ),
         ])
+    }
+
+    #[test]
+    fn clusters_the_repository_creates_get_managed_service_mesh_for_istio() {
+        let repository = repository();
+        let istio = platform::Uses {
+            groups: ["networking.istio.io".to_string()].into(),
+            gateway_injection: true,
+            ..platform::Uses::default()
+        };
+        let roots = BTreeMap::from([
+            (
+                "owner".to_string(),
+                Roots {
+                    uses: istio.clone(),
+                    ..both()
+                },
+            ),
+            (
+                "outside".to_string(),
+                Roots {
+                    uses: istio,
+                    ..both()
+                },
+            ),
+        ]);
+        let files = sync_folder(&settings(Engine::ConfigSync), &repository, &roots)
+            .unwrap()
+            .unwrap();
+        let mesh: Vec<&str> = files
+            .keys()
+            .filter(|p| p.contains("/mesh/"))
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            mesh,
+            [
+                "platform/clusters/my-project/us-central2-b/owner/mesh/my-project/gkehubfeature.gkehub.cnrm.cloud.google.com_owner-servicemesh.yaml",
+                "platform/clusters/my-project/us-central2-b/owner/mesh/my-project/gkehubfeaturemembership.gkehub.cnrm.cloud.google.com_owner-servicemesh.yaml",
+                "platform/clusters/my-project/us-central2-b/owner/mesh/my-project/service.serviceusage.cnrm.cloud.google.com_owner-mesh.yaml",
+            ],
+            "only the cluster the repository creates, registered to the fleet"
+        );
+        let membership = manifest::split(&files[mesh[1]]).unwrap().remove(0);
+        assert_eq!(
+            membership
+                .node
+                .at(&["spec", "mesh", "management"])
+                .and_then(crate::yaml::Node::as_str),
+            Some("MANAGEMENT_AUTOMATIC")
+        );
+        assert_eq!(
+            membership
+                .node
+                .at(&["spec", "membershipRef", "name"])
+                .and_then(crate::yaml::Node::as_str),
+            Some("owner"),
+            "the membership the owner's fleet objects create"
+        );
+        for path in &mesh {
+            let object = manifest::split(&files[*path]).unwrap().remove(0);
+            let errors = crate::schema::Schemas::embedded().check_with_source(
+                &crate::validate::Object::from_node(&object.path, &object.node).unwrap(),
+                &object.text,
+                &crate::schema::CheckOptions { strict: true },
+            );
+            assert!(errors.is_empty(), "{path}: {errors:#?}");
+        }
+        // Synced on the host, never deleting what it turned on.
+        let root = files
+            .iter()
+            .find(|(p, _)| {
+                p.contains("config-connector-host/") && p.contains("aiml-platform-mesh-")
+            })
+            .map(|(_, text)| text)
+            .unwrap();
+        assert!(
+            root.contains(
+                "dir: \"rendered/_sync/platform/clusters/my-project/us-central2-b/owner/mesh\""
+            ),
+            "{root}"
+        );
+        assert!(!root.contains("deletion-propagation-policy"), "{root}");
+        // Istio is a prerequisite only where the tool does not turn the mesh on.
+        let readme = &files["README.md"];
+        assert!(
+            readme
+                .contains("- `my-project/us-central2-b/owner`: Cloud Service Mesh (Google-managed"),
+            "{readme}"
+        );
+        assert!(
+            readme.contains("- `other/us-central2-b/prod`: no controller; not installed by kubectl-aiml, must be on it: Istio 1.30"),
+            "{readme}"
+        );
+
+        // Opted out, or under Argo CD (no fleet registration): a prerequisite everywhere.
+        let mut elsewhere = settings(Engine::ConfigSync);
+        elsewhere
+            .platform
+            .managed_elsewhere
+            .insert("my-project/us-central2-b/owner".into());
+        for settings in [elsewhere, settings(Engine::ArgoCd)] {
+            let files = sync_folder(&settings, &repository, &roots)
+                .unwrap()
+                .unwrap();
+            assert!(
+                !files.keys().any(|p| p.contains("/mesh/")),
+                "{:?}",
+                settings.engine
+            );
+        }
     }
 
     #[test]

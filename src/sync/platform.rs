@@ -301,6 +301,12 @@ pub struct Needs {
     pub metrics_adapter_account: Option<String>,
     /// Groups nobody provides: a bug of [`provider`].
     pub unprovided: BTreeSet<String>,
+    /// Its blueprints use Istio (its APIs, or its `gateway` injection template).
+    pub istio: bool,
+    /// The folder (under `rendered/_sync/`) whose objects turn Google-managed Cloud Service
+    /// Mesh on for it, through the fleet, when the repository does ([`Provider::Istio`] is then
+    /// no prerequisite).
+    pub managed_mesh: Option<String>,
 }
 
 impl Needs {
@@ -312,6 +318,7 @@ impl Needs {
                     self.components.insert(component);
                 }
                 Some(other) => {
+                    self.istio |= other == Provider::Istio;
                     if let Some(prerequisite) = other.prerequisite() {
                         self.prerequisites.insert(prerequisite);
                     }
@@ -324,6 +331,7 @@ impl Needs {
         if uses.gateway_injection
             && let Some(istio) = Provider::Istio.prerequisite()
         {
+            self.istio = true;
             self.prerequisites.insert(istio);
         }
         if uses.external_metrics {
