@@ -144,10 +144,22 @@ fn every_rendered_group_has_a_provider_on_its_cluster() {
                 }
             }
         }
-        // The platform's own objects are served by Kubernetes (CRDs, RBAC, webhooks, …).
+        // The platform's own objects are served by Kubernetes (CRDs, RBAC, webhooks, …); a
+        // cluster's `mesh/` folder holds Config Connector objects, synced on the host.
         let platform = rendered.join("_sync/platform");
         if platform.is_dir() {
             for file in files(&platform) {
+                if file.starts_with("clusters/") && file.contains("/mesh/") {
+                    let relative = file.splitn(6, '/').nth(5).expect("namespace/file");
+                    let id = aiml::manifest::id_from_path(&format!("config-connector/{relative}"))
+                        .unwrap_or_else(|| panic!("{file}: not a rendered file name"));
+                    assert_eq!(
+                        provider(&id.group),
+                        Some(Provider::ConfigConnectorHost),
+                        "{file}"
+                    );
+                    continue;
+                }
                 // `<component>/…`, or `clusters/<p>/<l>/<c>/<component>/…`.
                 let skip = if file.starts_with("clusters/") { 5 } else { 1 };
                 let relative = file
@@ -303,6 +315,8 @@ fn a_fresh_api_server_accepts_the_platform_root_then_the_workloads() {
         .filter(|f| {
             !f.contains("webhookconfiguration.admissionregistration.k8s.io_")
                 && !f.contains("apiservice.apiregistration.k8s.io_")
+                // The managed mesh's Config Connector objects go to the host (tests/convergence.rs).
+                && !f.contains("/mesh/")
         })
         .partition(|f| f.contains("customresourcedefinition.apiextensions.k8s.io_"));
     assert!(crds.len() > 10, "{crds:?}");
