@@ -38,7 +38,10 @@ pub use cluster::{ClusterHandle, ClusterOptions, cluster_exports, cluster_name};
 pub use iam::{AccountHandle, IamTarget};
 pub use infra::*;
 pub use network::NetworkHandle;
-pub use pools::{CpuPoolDefaults, GpuPoolDefaults, GpuPoolHandle};
+pub use pools::{
+    CpuPoolDefaults, GpuPoolDefaults, GpuPoolHandle, allocatable_ephemeral_gib,
+    boot_disk_for_ephemeral,
+};
 pub use protect::{DELETION_POLICY, PROTECTED, Protected, Scope, TEARDOWN_ANNOTATION, protected};
 pub use sink::{METRICS_PROTO, metrics_topic_export};
 use spec::ConfigConnectorSpec;

@@ -567,3 +567,22 @@ fn what_an_existing_resource_keeps_or_a_location_gets_wrong_is_a_finding() {
     ]
     "#);
 }
+
+#[test]
+fn boot_disks_give_pods_the_ephemeral_storage_they_request() {
+    // A 700 GiB disk: 70 GiB eviction threshold and the 100 GiB system cap leave 530 GiB.
+    assert!((allocatable_ephemeral_gib(700) - 530.0).abs() < 1e-9);
+    // The 70B checkpoint converter's 600 GiB of scratch needs a 780 GiB disk, not 700.
+    assert_eq!(boot_disk_for_ephemeral(600), 780);
+    for request in [1, 9, 10, 50, 100, 150, 268, 269, 600, 10_000] {
+        let disk = boot_disk_for_ephemeral(request);
+        assert!(
+            allocatable_ephemeral_gib(disk) >= f64::from(request),
+            "{request} GiB on {disk}"
+        );
+        assert!(
+            disk <= 10 || allocatable_ephemeral_gib(disk - 10) < f64::from(request),
+            "{request} GiB: {disk} is not the smallest multiple of 10"
+        );
+    }
+}

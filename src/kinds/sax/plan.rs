@@ -187,8 +187,14 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     )?;
     // Each Saxml role on a pool of its own, labelled and tainted with its key ([`role_pool`]):
     // the admin server's, the proxies' and the converter's, sized for the model.
+    // The converter's boot disk gives its scratch request as allocatable ephemeral storage
+    // (GKE reserves part of every boot disk), beside the node's own 100 GiB.
     let (converter_machine, converter_disk) = model.map_or(("n2-highmem-16", 200), |m| {
-        (m.converter_machine, m.converter_scratch_gb + 100)
+        (
+            m.converter_machine,
+            crate::gcp::boot_disk_for_ephemeral(m.converter_scratch_gb)
+                .max(m.converter_scratch_gb + 100),
+        )
     });
     let mut pools = BTreeMap::new();
     for (role, pool_spec) in [
