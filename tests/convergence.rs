@@ -338,18 +338,6 @@ fn sync_all(
     now
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy");
-        }
-    }
-}
-
 /// Edits `blueprint` in `repo` (every `from` becomes `to`) and renders.
 fn edit(repo: &Path, blueprint: &str, from: &str, to: &str) {
     let file = repo.join(format!("blueprints/{blueprint}.yaml"));
@@ -390,11 +378,7 @@ fn a_new_cluster_converges_from_git_alone_and_every_edit_applies() {
     }
     let scratch = tempfile::tempdir().expect("tmp");
     let repo = scratch.path();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for folder in ["blueprints", "overlays", "rendered"] {
-        copy_dir(&root.join(folder), &repo.join(folder));
-    }
-    std::fs::copy(root.join("aiml.yaml"), repo.join("aiml.yaml")).expect("aiml.yaml");
+    support::copy_this_repository(repo);
 
     // 1. From nothing: every root, every object, first pass.
     let first = sync_all(&server, repo, &BTreeMap::new());

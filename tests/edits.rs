@@ -9,8 +9,6 @@
 
 mod support;
 
-use std::path::Path;
-
 use support::TestRepo;
 
 /// (blueprint file, text, replacement everywhere): one edit each, as a person would make it.
@@ -54,27 +52,10 @@ const EDITS: &[(&str, &str, &str)] = &[
     ("locust-bench", "duration: 600", "duration: 1200"),
 ];
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn every_blueprint_edit_applies_without_a_refused_update() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let repo = TestRepo::empty();
-    for folder in ["blueprints", "overlays", "rendered"] {
-        copy_dir(&root.join(folder), &repo.path().join(folder));
-    }
-    std::fs::copy(root.join("aiml.yaml"), repo.path().join("aiml.yaml")).unwrap();
+    support::copy_this_repository(repo.path());
     let git = git2::Repository::init(repo.path()).unwrap();
     let who = git2::Signature::new("Test", "test@example.com", &git2::Time::new(0, 0)).unwrap();
     // The base is what this binary renders (the committed output may lag a change under test).

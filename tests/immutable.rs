@@ -15,28 +15,11 @@ use support::{Run, TestRepo};
 const BLUEPRINT: &str = "blueprints/multislice-v4-32-training.yaml";
 const JOBSET: &str = "JobSet/multislice-v4-32-training/multislice-v4-32-training";
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// This repository's blueprints, settings and committed output, committed in a temporary git
 /// repository, then `slices: 2` → `3` and a render.
 fn edited_clone() -> TestRepo {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let repo = TestRepo::empty();
-    for folder in ["blueprints", "overlays", "rendered"] {
-        copy_dir(&root.join(folder), &repo.path().join(folder));
-    }
-    std::fs::copy(root.join("aiml.yaml"), repo.path().join("aiml.yaml")).unwrap();
+    support::copy_this_repository(repo.path());
     let git = git2::Repository::init(repo.path()).unwrap();
     let who = git2::Signature::new("Test", "test@example.com", &git2::Time::new(0, 0)).unwrap();
     support::commit_all(&git, &who, "clean");

@@ -559,18 +559,9 @@ fn platform_roots(
             .is_some_and(|(path, _)| path.starts_with(&prefix));
         if !written {
             let account = needs.metrics_adapter_account.as_deref();
-            for object in platform::objects(component, account)? {
-                let path = object
-                    .path
-                    .strip_prefix(&format!("{}/", Plane::Workload.dir()))
-                    .unwrap_or(&object.path);
-                files.insert(format!("{folder}/{path}"), object.text);
-            }
+            place_objects(files, &folder, platform::objects(component, account)?);
         }
-        let path = git.path(&format!(
-            "{}/{SYNC_DIR}/{folder}",
-            crate::repo::RENDERED_DIR
-        ));
+        let path = sync_path(git, &folder);
         let name = match settings.engine {
             Engine::ArgoCd => application_name(
                 &format!(
@@ -611,17 +602,8 @@ fn managed_mesh(
         return Ok(None);
     }
     let folder = format!("platform/{dir}/mesh");
-    for object in manifest::split(&mesh_objects(settings, cluster)?)? {
-        let path = object
-            .path
-            .strip_prefix(&format!("{}/", Plane::ConfigConnector.dir()))
-            .unwrap_or(&object.path);
-        files.insert(format!("{folder}/{path}"), object.text);
-    }
-    let path = git.path(&format!(
-        "{}/{SYNC_DIR}/{folder}",
-        crate::repo::RENDERED_DIR
-    ));
+    place(files, &folder, &mesh_objects(settings, cluster)?)?;
+    let path = sync_path(git, &folder);
     let name = root_sync_name(
         "aiml-platform-mesh-",
         &format!("{}-{}-{}", cluster.project, cluster.location, cluster.name),
@@ -650,12 +632,7 @@ pub fn sync_folder(
             plane.dir()
         ))
     };
-    let own = |relative: &str| {
-        git.path(&format!(
-            "{}/{SYNC_DIR}/{relative}",
-            crate::repo::RENDERED_DIR
-        ))
-    };
+    let own = |relative: &str| sync_path(git, relative);
     let mut files = BTreeMap::new();
     let mut readme = Readme::default();
     match settings.engine {
@@ -918,15 +895,32 @@ fn place(
     dir: &str,
     stream: &str,
 ) -> Result<(), manifest::SplitError> {
-    for object in manifest::split(stream)? {
-        // Sync objects are workload-plane objects: drop the plane folder of the path.
-        let path = object
-            .path
-            .strip_prefix(&format!("{}/", Plane::Workload.dir()))
+    place_objects(files, dir, manifest::split(stream)?);
+    Ok(())
+}
+
+/// Adds `objects` as files under `dir`, without the plane folder their paths start with
+/// (`_sync` folders are synced whole, each holding one plane's objects).
+fn place_objects(
+    files: &mut BTreeMap<String, String>,
+    dir: &str,
+    objects: impl IntoIterator<Item = manifest::Manifest>,
+) {
+    for object in objects {
+        let path = [Plane::Workload, Plane::ConfigConnector]
+            .iter()
+            .find_map(|plane| object.path.strip_prefix(&format!("{}/", plane.dir())))
             .unwrap_or(&object.path);
         files.insert(format!("{dir}/{path}"), object.text);
     }
-    Ok(())
+}
+
+/// The path (for a sync object's `dir`) of `relative`, a folder of `rendered/_sync/`.
+fn sync_path(git: &Git, relative: &str) -> String {
+    git.path(&format!(
+        "{}/{SYNC_DIR}/{relative}",
+        crate::repo::RENDERED_DIR
+    ))
 }
 
 /// What `rendered/_sync/README.md` tells people to do.

@@ -159,6 +159,29 @@ pub fn assert_same_files(
     );
 }
 
+/// Copies the folder `from` to `to`, whole.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+/// Copies this repository's blueprints, settings and committed output (`overlays/`,
+/// `rendered/`) into `to`: a GitOps repository as a user's clone holds it.
+pub fn copy_this_repository(to: &Path) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for folder in ["blueprints", "overlays", "rendered"] {
+        copy_dir(&root.join(folder), &to.join(folder));
+    }
+    std::fs::copy(root.join("aiml.yaml"), to.join("aiml.yaml")).expect("copy aiml.yaml");
+}
+
 /// The one file in `folder` whose name starts with `prefix`: runs (Jobs, JobSets) carry a
 /// content hash in their name, so tests find them by the part before it.
 #[track_caller]
