@@ -10,8 +10,9 @@
 //!
 //! This file holds the builder's core: the site it plans in, the APIs it enables, the
 //! depends-on keys it wires, and the checks every block shares. The blocks themselves are
-//! `impl Gcp` sections grouped by what they build: `network` (VPC, subnets, ranges),
-//! `cluster` (new, existing and borrowed clusters, Gateway API needs), `pools` (CPU, GPU and
+//! `impl Gcp` sections grouped by what they build: `network` (VPC, subnets, ranges, Cloud
+//! NAT), `cluster` (new, existing and borrowed clusters, control plane access, Gateway API
+//! needs) with its `maintenance` window and exclusions, `pools` (CPU, GPU and
 //! TPU node pools), `iam` (service accounts, role grants, Workload Identity) and `storage`
 //! (buckets, registries, Pub/Sub, BigQuery), with the metrics sink built from those in `sink`.
 //! `infra` types what they plan; `spec` is what people write; `protect` decides what removing
@@ -20,6 +21,7 @@
 mod cluster;
 mod iam;
 mod infra;
+mod maintenance;
 mod network;
 mod pools;
 mod protect;
