@@ -16,9 +16,10 @@
 //! TPU node pools), `iam` (service accounts, role grants, Workload Identity) and `storage`
 //! (buckets, registries, Pub/Sub, BigQuery), with the metrics sink built from those in `sink`.
 //! `infra` types what they plan; `spec` is what people write; `protect` decides what removing
-//! the blueprint keeps.
+//! the blueprint keeps; `host` lists the roles Config Connector needs to create it all.
 
 mod cluster;
+mod host;
 mod iam;
 mod infra;
 mod maintenance;
@@ -37,6 +38,7 @@ use crate::diagnostic::Diagnostic;
 use crate::names;
 use crate::plan::Planner;
 pub use cluster::{ClusterHandle, ClusterOptions, cluster_exports, cluster_name};
+pub use host::{HOST_ROLES, HostRole, host_roles_table};
 pub use iam::{AccountHandle, IamTarget};
 pub use infra::*;
 pub use network::NetworkHandle;
