@@ -14,7 +14,7 @@ use super::spec::{
 };
 use super::{
     AccountHandle, Addons, AuthorizedNetwork, ClusterPlan, Dependency, Gcp, Meta, Ref,
-    conflicts_with_existing, location_error, maintenance, rule,
+    conflicts_with_existing, error_at, location_error, maintenance, rule,
 };
 use crate::names;
 use crate::plan::{ClusterExport, Exports, Planner};
@@ -406,20 +406,23 @@ fn authorized_networks(
         let cidr = &network.cidr;
         let d = match cidr.parse::<Ipv4Net>() {
             Ok(net) if net.addr() != net.network() => {
-                let d = planner.error(
+                let d = error_at(
+                    planner,
                     rule::AUTHORIZED_NETWORKS,
-                    field,
+                    &at,
                     format!("`{cidr}` has host bits set"),
                 );
                 d.fix = Some(format!("use `{}`", net.trunc()));
                 d
             }
             Ok(net) if net.prefix_len() == 0 => {
-                let d = planner.warning(
+                let d = error_at(
+                    planner,
                     rule::AUTHORIZED_NETWORKS,
-                    field,
+                    &at,
                     format!("`{cidr}` opens the control plane's IP endpoint to the internet"),
                 );
+                d.severity = crate::diagnostic::Severity::Warning;
                 d.fix = Some(
                     "list the ranges of your offices, VPN or CI, or remove the field and use the DNS endpoint"
                         .into(),
@@ -428,9 +431,10 @@ fn authorized_networks(
             }
             Ok(_) => continue,
             Err(_) => {
-                let d = planner.error(
+                let d = error_at(
+                    planner,
                     rule::AUTHORIZED_NETWORKS,
-                    field,
+                    &at,
                     format!("invalid CIDR range `{cidr}`"),
                 );
                 d.expected = Some("an IPv4 range such as `203.0.113.0/24`".into());
@@ -438,7 +442,6 @@ fn authorized_networks(
             }
         };
         d.found = Some(cidr.clone());
-        d.field = Some(at);
     }
     given
         .iter()

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use super::spec::{ExclusionScope, MaintenanceSpec};
-use super::{MaintenanceExclusion, MaintenanceWindow, rule};
+use super::{MaintenanceExclusion, MaintenanceWindow, error_at, rule};
 use crate::plan::Planner;
 
 /// The default window: Saturdays and Sundays, 01:00 to 09:00 UTC (night in the Americas,
@@ -65,7 +65,8 @@ pub(super) fn plan(
         .map(|(index, exclusion)| {
             let field = format!("{field}.exclusions[{index}]");
             if exclusion.name.trim().is_empty() || !names.insert(exclusion.name.clone()) {
-                let d = planner.error(
+                let d = error_at(
+                    planner,
                     rule::MAINTENANCE,
                     &format!("{field}.name"),
                     format!(
@@ -83,9 +84,10 @@ pub(super) fn plan(
             if scope == ExclusionScope::NoUpgrades
                 && let Some(days) = days.filter(|days| *days > NO_UPGRADES_MAX_DAYS)
             {
-                let d = planner.error(
+                let d = error_at(
+                    planner,
                     rule::MAINTENANCE,
-                    &field,
+                    &format!("{field}.end"),
                     format!(
                         "exclusion `{}` holds back every upgrade for {days} days; GKE allows {NO_UPGRADES_MAX_DAYS}",
                         exclusion.name
@@ -112,7 +114,8 @@ fn in_order(planner: &mut Planner<'_>, field: &str, start: &str, end: &str) -> O
     let parsed = [("start", start), ("end", end)].map(|(key, text)| {
         let seconds = utc_seconds(text);
         if seconds.is_none() {
-            let d = planner.error(
+            let d = error_at(
+                planner,
                 rule::MAINTENANCE,
                 &format!("{field}.{key}"),
                 format!("`{text}` is no UTC time"),
@@ -126,7 +129,8 @@ fn in_order(planner: &mut Planner<'_>, field: &str, start: &str, end: &str) -> O
         return None;
     };
     if end_seconds <= start_seconds {
-        let d = planner.error(
+        let d = error_at(
+            planner,
             rule::MAINTENANCE,
             &format!("{field}.end"),
             format!("`{end}` is not after `{start}`"),

@@ -256,6 +256,44 @@ fn location_error<'p>(
     d
 }
 
+/// Records an error of `rule` at `field`, a dotted path whose segments may index a list
+/// (`spec.cluster.maintenance.exclusions[1].end`): at that item's node when it exists, so the
+/// line is the item's, else where [`Planner::error`] places it.
+fn error_at<'p>(
+    planner: &'p mut Planner<'_>,
+    rule: &'static str,
+    field: &str,
+    message: impl Into<String>,
+) -> &'p mut Diagnostic {
+    let blueprint = planner.blueprint();
+    let mut node = Some(blueprint.node);
+    for segment in field.split('.') {
+        let (key, index) = match segment.split_once('[') {
+            Some((key, rest)) => (
+                key,
+                rest.strip_suffix(']').and_then(|i| i.parse::<usize>().ok()),
+            ),
+            None => (segment, None),
+        };
+        node = node.and_then(|n| n.get(key));
+        if let Some(index) = index {
+            node = node
+                .and_then(crate::yaml::Node::as_seq)
+                .and_then(|items: &[crate::yaml::Node]| items.get(index));
+        }
+    }
+    match node {
+        Some(node) if field.contains('[') => {
+            let diagnostic = Diagnostic::error(rule, message)
+                .at(blueprint.file, node.span)
+                .field(field)
+                .object(blueprint.object_ref());
+            planner.push(diagnostic)
+        }
+        _ => planner.error(rule, field, message),
+    }
+}
+
 /// Records a `conflict` error at `field`, which a resource that already exists (`existing:
 /// true`) cannot take.
 fn conflicts_with_existing(planner: &mut Planner<'_>, field: &str, message: impl Into<String>) {

@@ -827,7 +827,7 @@ fn maintenance_windows_and_exclusions_are_rendered_and_checked() {
         "maintenance-policy: `weekly` is no RFC 5545 recurrence (spec.cluster.maintenance.window.recurrence)",
         "maintenance-policy: `2026-12-01T00:00:00Z` is not after `2026-12-22T00:00:00Z` (spec.cluster.maintenance.exclusions[0].end)",
         "maintenance-policy: maintenance exclusion name `run` is empty or used twice (spec.cluster.maintenance.exclusions[1].name)",
-        "maintenance-policy: exclusion `run` holds back every upgrade for 45 days; GKE allows 30 (spec.cluster.maintenance.exclusions[1])",
+        "maintenance-policy: exclusion `run` holds back every upgrade for 45 days; GKE allows 30 (spec.cluster.maintenance.exclusions[1].end)",
     ]
     "#);
 }
