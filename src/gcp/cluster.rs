@@ -6,10 +6,15 @@
 //! found through the repository's exports and must agree on project, region and namespace,
 //! and every conflicting field is a finding.
 
-use super::spec::{ClusterSpec, ConfigConnectorSpec, NetworkSpec, NodePoolSpec, ReleaseChannel};
+use ipnet::Ipv4Net;
+
+use super::spec::{
+    AuthorizedNetworkSpec, ClusterSpec, ConfigConnectorSpec, MaintenanceSpec, NetworkSpec,
+    NodePoolSpec, ReleaseChannel,
+};
 use super::{
-    AccountHandle, Addons, ClusterPlan, Dependency, Gcp, Meta, Ref, conflicts_with_existing,
-    location_error, rule,
+    AccountHandle, Addons, AuthorizedNetwork, ClusterPlan, Dependency, Gcp, Meta, Ref,
+    conflicts_with_existing, error_at, location_error, maintenance, rule,
 };
 use crate::names;
 use crate::plan::{ClusterExport, Exports, Planner};
@@ -141,6 +146,14 @@ impl Gcp {
                     spec.cpu_pool != NodePoolSpec::default(),
                     "spec.cluster.cpuPool",
                 ),
+                (
+                    spec.authorized_networks.is_some(),
+                    "spec.cluster.authorizedNetworks",
+                ),
+                (
+                    spec.maintenance != MaintenanceSpec::default(),
+                    "spec.cluster.maintenance",
+                ),
             ] {
                 if set {
                     conflicts_with_existing(
@@ -160,6 +173,9 @@ impl Gcp {
                 dependency: None,
             });
         }
+        let authorized_networks = authorized_networks(planner, spec.authorized_networks.as_deref());
+        let (maintenance_window, maintenance_exclusions) =
+            maintenance::plan(planner, &spec.maintenance, "spec.cluster.maintenance");
         let network = self.network(planner, network);
         let mut depends_on = vec![container];
         depends_on.extend(network.depends_on.iter().cloned());
@@ -177,6 +193,9 @@ impl Gcp {
             node_service_account: node_service_account.reference.clone(),
             addons: options.addons,
             gateway_api: false,
+            authorized_networks,
+            maintenance_window,
+            maintenance_exclusions,
         });
         Some(ClusterHandle {
             reference: Ref::name(name.clone()),
@@ -266,6 +285,14 @@ impl Gcp {
                 spec.cpu_pool != NodePoolSpec::default(),
                 "spec.cluster.cpuPool",
             ),
+            (
+                spec.authorized_networks.is_some(),
+                "spec.cluster.authorizedNetworks",
+            ),
+            (
+                spec.maintenance != MaintenanceSpec::default(),
+                "spec.cluster.maintenance",
+            ),
             (*network != NetworkSpec::default(), "spec.network"),
         ] {
             if set {
@@ -349,6 +376,80 @@ impl Gcp {
             dependency: None,
         })
     }
+}
+
+/// The networks allowed to reach a new cluster's control plane through its IP endpoint,
+/// checked. None written: none besides the VPC, and people and tools reach the control plane
+/// through its DNS endpoint, which IAM guards. An empty list says nothing the absent field
+/// does not, and reads like "open": refused.
+fn authorized_networks(
+    planner: &mut Planner<'_>,
+    given: Option<&[AuthorizedNetworkSpec]>,
+) -> Vec<AuthorizedNetwork> {
+    let field = "spec.cluster.authorizedNetworks";
+    let Some(given) = given else {
+        return Vec::new();
+    };
+    if given.is_empty() {
+        let d = planner.error(
+            rule::AUTHORIZED_NETWORKS,
+            field,
+            "`authorizedNetworks` is an empty list",
+        );
+        d.expected = Some("at least one `{cidr, name}`, or no field".into());
+        d.fix = Some(format!(
+            "remove `{field}` (the control plane is then reached through its DNS endpoint, with IAM), or list the ranges that may reach its IP endpoint"
+        ));
+    }
+    for (index, network) in given.iter().enumerate() {
+        let at = format!("{field}[{index}].cidr");
+        let cidr = &network.cidr;
+        let d = match cidr.parse::<Ipv4Net>() {
+            Ok(net) if net.addr() != net.network() => {
+                let d = error_at(
+                    planner,
+                    rule::AUTHORIZED_NETWORKS,
+                    &at,
+                    format!("`{cidr}` has host bits set"),
+                );
+                d.fix = Some(format!("use `{}`", net.trunc()));
+                d
+            }
+            Ok(net) if net.prefix_len() == 0 => {
+                let d = error_at(
+                    planner,
+                    rule::AUTHORIZED_NETWORKS,
+                    &at,
+                    format!("`{cidr}` opens the control plane's IP endpoint to the internet"),
+                );
+                d.severity = crate::diagnostic::Severity::Warning;
+                d.fix = Some(
+                    "list the ranges of your offices, VPN or CI, or remove the field and use the DNS endpoint"
+                        .into(),
+                );
+                d
+            }
+            Ok(_) => continue,
+            Err(_) => {
+                let d = error_at(
+                    planner,
+                    rule::AUTHORIZED_NETWORKS,
+                    &at,
+                    format!("invalid CIDR range `{cidr}`"),
+                );
+                d.expected = Some("an IPv4 range such as `203.0.113.0/24`".into());
+                d
+            }
+        };
+        d.found = Some(cidr.clone());
+    }
+    given
+        .iter()
+        .map(|network| AuthorizedNetwork {
+            cidr: network.cidr.clone(),
+            name: network.name.clone(),
+        })
+        .collect()
 }
 
 /// `<project>.svc.id.goog`: the Workload Identity pool GKE creates for a project.

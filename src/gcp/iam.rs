@@ -185,20 +185,10 @@ impl Gcp {
             target.label.replace(['_', '.'], "-").to_lowercase(),
             names::role_slug(role)
         );
-        // A resource made elsewhere takes its binding through its own API, which this
-        // blueprint enables first (a resource it creates depends on that API already).
-        let api = match (&target.dependency, &target.resource.api_version) {
-            (None, Some(api_version)) => api_version
-                .split_once('.')
-                .map(|(group, _)| self.api(&format!("{group}.googleapis.com"))),
-            _ => None,
-        };
-        let depends_on = account
-            .dependency
-            .iter()
-            .chain(&target.dependency)
-            .chain(&api)
-            .cloned();
+        let depends_on = self
+            .target_dependencies(target)
+            .into_iter()
+            .chain(account.dependency.clone());
         self.bind(
             name,
             depends_on,
@@ -208,22 +198,45 @@ impl Gcp {
         );
     }
 
-    /// Grants `role` on the project to a principal that is no service account of the
-    /// blueprint (a Google service agent), after `depends_on` (a service agent exists once its
-    /// API is enabled); `label` names the binding object. Returns the dependency on the binding.
-    pub fn project_role_for(
+    /// Grants `role` on a resource to a principal that is no service account of the
+    /// blueprint (a Google service agent), after `depends_on`; `label` names the binding
+    /// object. Returns the dependency on the binding.
+    pub fn grant_to_principal(
         &mut self,
+        target: &IamTarget,
         principal: &str,
         label: &str,
         role: &str,
         depends_on: impl IntoIterator<Item = Dependency>,
     ) -> Dependency {
-        let name = format!("{}-{label}-{}", self.blueprint, names::role_slug(role));
+        let name = format!(
+            "{}-{label}-{}-{}",
+            self.blueprint,
+            target.label.replace(['_', '.'], "-").to_lowercase(),
+            names::role_slug(role)
+        );
+        let depends_on: Vec<Dependency> = self
+            .target_dependencies(target)
+            .into_iter()
+            .chain(depends_on)
+            .collect();
         let member = Member::Principal {
             member: principal.to_string(),
         };
-        let project = self.project_resource();
-        self.bind(name, depends_on, member, role, project)
+        self.bind(name, depends_on, member, role, target.resource.clone())
+    }
+
+    /// What a binding on `target` waits for: the object, when this overlay creates it; else
+    /// its API, which this blueprint enables first (a resource made elsewhere takes its
+    /// binding through its own API; one created here depends on that API already).
+    fn target_dependencies(&mut self, target: &IamTarget) -> Vec<Dependency> {
+        let api = match (&target.dependency, &target.resource.api_version) {
+            (None, Some(api_version)) => api_version
+                .split_once('.')
+                .map(|(group, _)| self.api(&format!("{group}.googleapis.com"))),
+            _ => None,
+        };
+        target.dependency.iter().cloned().chain(api).collect()
     }
 
     /// Lets the Kubernetes service account `namespace/ksa` act as `account` (Workload

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::spec::ReleaseChannel;
+use super::spec::{ExclusionScope, ReleaseChannel};
 
 /// API group suffix of every Config Connector kind.
 pub const CNRM: &str = "cnrm.cloud.google.com";
@@ -170,6 +170,63 @@ pub enum SubnetPurpose {
     ProxyOnly,
 }
 
+/// `ComputeRouter`: the Cloud Router of a new VPC in the blueprint's region, which holds its
+/// Cloud NAT.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RouterPlan {
+    /// Metadata.
+    pub meta: Meta,
+    /// Region.
+    pub region: String,
+    /// Its network.
+    pub network: Ref,
+}
+
+/// `ComputeRouterNAT`: Cloud NAT for every subnet of a new VPC in the region, so private nodes
+/// (and their pods) reach registries, model hubs and git without public addresses.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RouterNatPlan {
+    /// Metadata.
+    pub meta: Meta,
+    /// Region.
+    pub region: String,
+    /// Its router.
+    pub router: Ref,
+}
+
+/// A network allowed to reach the control plane's IP endpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AuthorizedNetwork {
+    /// IPv4 range.
+    pub cidr: String,
+    /// Display name, when given.
+    pub name: Option<String>,
+}
+
+/// A recurring maintenance window (RFC 3339 times, RFC 5545 recurrence).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MaintenanceWindow {
+    /// Start of the first window.
+    pub start: String,
+    /// End of the first window.
+    pub end: String,
+    /// How it repeats.
+    pub recurrence: String,
+}
+
+/// A period without upgrades.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MaintenanceExclusion {
+    /// Name.
+    pub name: String,
+    /// Start.
+    pub start: String,
+    /// End.
+    pub end: String,
+    /// What is held back.
+    pub scope: ExclusionScope,
+}
+
 /// Add-ons of a cluster, each on only when a workload of the blueprint uses it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Addons {
@@ -183,7 +240,8 @@ pub struct Addons {
     pub managed_prometheus: bool,
 }
 
-/// `ContainerCluster`: VPC-native, Workload Identity, no default node pool.
+/// `ContainerCluster`: VPC-native, private nodes, Dataplane V2, Workload Identity, a
+/// maintenance window, no default node pool.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ClusterPlan {
     /// Metadata.
@@ -204,6 +262,12 @@ pub struct ClusterPlan {
     pub addons: Addons,
     /// GKE's Gateway API (standard channel), for blueprints with a Gateway API ingress.
     pub gateway_api: bool,
+    /// Networks allowed to reach the control plane's IP endpoint (none: only the VPC).
+    pub authorized_networks: Vec<AuthorizedNetwork>,
+    /// When GKE may upgrade.
+    pub maintenance_window: MaintenanceWindow,
+    /// When it must not.
+    pub maintenance_exclusions: Vec<MaintenanceExclusion>,
 }
 
 /// A node taint.
@@ -460,6 +524,10 @@ pub struct Infrastructure {
     pub networks: Vec<NetworkPlan>,
     /// Subnets.
     pub subnetworks: Vec<SubnetworkPlan>,
+    /// Cloud Routers.
+    pub routers: Vec<RouterPlan>,
+    /// Cloud NAT gateways.
+    pub router_nats: Vec<RouterNatPlan>,
     /// Clusters.
     pub clusters: Vec<ClusterPlan>,
     /// Node pools.

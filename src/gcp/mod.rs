@@ -10,16 +10,19 @@
 //!
 //! This file holds the builder's core: the site it plans in, the APIs it enables, the
 //! depends-on keys it wires, and the checks every block shares. The blocks themselves are
-//! `impl Gcp` sections grouped by what they build: `network` (VPC, subnets, ranges),
-//! `cluster` (new, existing and borrowed clusters, Gateway API needs), `pools` (CPU, GPU and
+//! `impl Gcp` sections grouped by what they build: `network` (VPC, subnets, ranges, Cloud
+//! NAT), `cluster` (new, existing and borrowed clusters, control plane access, Gateway API
+//! needs) with its `maintenance` window and exclusions, `pools` (CPU, GPU and
 //! TPU node pools), `iam` (service accounts, role grants, Workload Identity) and `storage`
 //! (buckets, registries, Pub/Sub, BigQuery), with the metrics sink built from those in `sink`.
 //! `infra` types what they plan; `spec` is what people write; `protect` decides what removing
-//! the blueprint keeps.
+//! the blueprint keeps; `host` lists the roles Config Connector needs to create it all.
 
 mod cluster;
+mod host;
 mod iam;
 mod infra;
+mod maintenance;
 mod network;
 mod pools;
 mod protect;
@@ -35,6 +38,7 @@ use crate::diagnostic::Diagnostic;
 use crate::names;
 use crate::plan::Planner;
 pub use cluster::{ClusterHandle, ClusterOptions, cluster_exports, cluster_name};
+pub use host::{HOST_ROLES, HostRole, host_roles_table};
 pub use iam::{AccountHandle, IamTarget};
 pub use infra::*;
 pub use network::NetworkHandle;
@@ -250,6 +254,44 @@ fn location_error<'p>(
     let d = planner.error(rule::LOCATION, field, message);
     d.found = Some(found.to_string());
     d
+}
+
+/// Records an error of `rule` at `field`, a dotted path whose segments may index a list
+/// (`spec.cluster.maintenance.exclusions[1].end`): at that item's node when it exists, so the
+/// line is the item's, else where [`Planner::error`] places it.
+fn error_at<'p>(
+    planner: &'p mut Planner<'_>,
+    rule: &'static str,
+    field: &str,
+    message: impl Into<String>,
+) -> &'p mut Diagnostic {
+    let blueprint = planner.blueprint();
+    let mut node = Some(blueprint.node);
+    for segment in field.split('.') {
+        let (key, index) = match segment.split_once('[') {
+            Some((key, rest)) => (
+                key,
+                rest.strip_suffix(']').and_then(|i| i.parse::<usize>().ok()),
+            ),
+            None => (segment, None),
+        };
+        node = node.and_then(|n| n.get(key));
+        if let Some(index) = index {
+            node = node
+                .and_then(crate::yaml::Node::as_seq)
+                .and_then(|items: &[crate::yaml::Node]| items.get(index));
+        }
+    }
+    match node {
+        Some(node) if field.contains('[') => {
+            let diagnostic = Diagnostic::error(rule, message)
+                .at(blueprint.file, node.span)
+                .field(field)
+                .object(blueprint.object_ref());
+            planner.push(diagnostic)
+        }
+        _ => planner.error(rule, field, message),
+    }
 }
 
 /// Records a `conflict` error at `field`, which a resource that already exists (`existing:

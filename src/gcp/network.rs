@@ -1,5 +1,6 @@
 //! The network a new cluster runs in: VPC, the nodes' subnet with its `pods` and `services`
-//! secondary ranges, and the region's proxy-only subnet an internal Gateway needs.
+//! secondary ranges, the Cloud Router and Cloud NAT through which its private nodes reach the
+//! internet, and the region's proxy-only subnet an internal Gateway needs.
 //!
 //! Its own module because CIDR ranges carry most of the checks (malformed, host bits, too
 //! small, overlapping) and none of them concern the cluster or its pools.
@@ -8,8 +9,8 @@ use ipnet::Ipv4Net;
 
 use super::spec::NetworkSpec;
 use super::{
-    Dependency, Gcp, Meta, NetworkPlan, Ref, SubnetPurpose, SubnetworkPlan,
-    conflicts_with_existing, rule,
+    Dependency, Gcp, Meta, NetworkPlan, Ref, RouterNatPlan, RouterPlan, SubnetPurpose,
+    SubnetworkPlan, conflicts_with_existing, rule,
 };
 use crate::names;
 use crate::plan::Planner;
@@ -121,13 +122,37 @@ impl Gcp {
                 pods_cidr,
                 services_cidr,
             },
-            network: Ref::name(name),
+            network: Ref::name(name.clone()),
         });
+        let nat = self.cloud_nat(&name, network_dependency);
         NetworkHandle {
             network: network_ref,
             subnetwork: Ref::name(subnetwork),
-            depends_on: vec![subnetwork_dependency],
+            // Nodes pull their images from their first boot: the NAT comes first.
+            depends_on: vec![subnetwork_dependency, nat],
         }
+    }
+
+    /// Plans the Cloud Router and Cloud NAT of the new VPC `network` in the blueprint's region:
+    /// private nodes have no external address, yet pull images from nvcr.io and Docker Hub,
+    /// models from Hugging Face, packages and git repositories. Google APIs need no NAT (the
+    /// subnet has Private Google Access). Returns the dependency on the NAT.
+    fn cloud_nat(&mut self, network: &str, network_dependency: Dependency) -> Dependency {
+        let router = names::derived(&self.blueprint, "-router", 1, 63);
+        let nat = names::derived(&self.blueprint, "-nat", 1, 63);
+        let router_dependency = self.dependency("compute", "ComputeRouter", &router);
+        let nat_dependency = self.dependency("compute", "ComputeRouterNAT", &nat);
+        self.infra.routers.push(RouterPlan {
+            meta: Meta::new(router.clone(), [network_dependency]),
+            region: self.region.clone(),
+            network: Ref::name(network),
+        });
+        self.infra.router_nats.push(RouterNatPlan {
+            meta: Meta::new(nat, [router_dependency]),
+            region: self.region.clone(),
+            router: Ref::name(router),
+        });
+        nat_dependency
     }
 
     /// Plans the region's proxy-only subnet in the VPC this blueprint creates, next to the

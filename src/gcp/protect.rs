@@ -52,7 +52,8 @@ pub struct Protected {
 /// The protected class. Clusters and every node pool (a kept cluster without its pools is
 /// useless, and TPU and GPU pools hold capacity that may not come back); the VPC and subnets
 /// the cluster runs in (GCP refuses to delete them under a running cluster anyway, which would
-/// leave the deletion stuck); the node service account and its roles (without them a kept
+/// leave the deletion stuck), and its Cloud Router and NAT (a kept cluster's private nodes
+/// pull images through them); the node service account and its roles (without them a kept
 /// cluster's nodes cannot pull images, log, or be repaired and scaled); and data: buckets,
 /// BigQuery datasets and tables, Artifact Registry repositories (images). Not Pub/Sub: a topic
 /// holds no messages and the metrics subscription's rows land in the (protected) table, while
@@ -83,6 +84,18 @@ pub const PROTECTED: &[Protected] = &[
         kind: "ComputeSubnetwork",
         scope: Scope::Always,
         lost: "the subnet is deleted",
+    },
+    Protected {
+        group: "compute.cnrm.cloud.google.com",
+        kind: "ComputeRouter",
+        scope: Scope::Always,
+        lost: "the Cloud Router and its NAT are deleted",
+    },
+    Protected {
+        group: "compute.cnrm.cloud.google.com",
+        kind: "ComputeRouterNAT",
+        scope: Scope::Always,
+        lost: "the private nodes lose their way to the internet (image pulls, model downloads)",
     },
     Protected {
         group: "iam.cnrm.cloud.google.com",
@@ -180,6 +193,8 @@ impl Infrastructure {
         match kind {
             "ComputeNetwork" => all(&mut self.networks, |p| &mut p.meta),
             "ComputeSubnetwork" => all(&mut self.subnetworks, |p| &mut p.meta),
+            "ComputeRouter" => all(&mut self.routers, |p| &mut p.meta),
+            "ComputeRouterNAT" => all(&mut self.router_nats, |p| &mut p.meta),
             "ContainerCluster" => all(&mut self.clusters, |p| &mut p.meta),
             "ContainerNodePool" => all(&mut self.node_pools, |p| &mut p.meta),
             "IAMServiceAccount" => self

@@ -6,7 +6,7 @@
 //! load test can own one or publish into its target's ([`crate::plan::Exports::metrics_topic`]).
 
 use super::spec::MetricsSinkSpec;
-use super::{Column, Gcp, TopicHandle, add_dependencies, rule};
+use super::{Column, Gcp, IamTarget, Ref, TopicHandle, add_dependencies, rule};
 use crate::plan::{Planner, TopicExport};
 
 /// The `Metrics` message load generators publish, field for field the table below.
@@ -66,8 +66,8 @@ const TABLE: &str = "performance_metrics";
 impl Gcp {
     /// Plans the sink when `spec` enables it (`default_enabled` when it does not say): topic
     /// with the message schema, dataset, table, BigQuery subscription, and the Pub/Sub service
-    /// agent's BigQuery roles, which need the project number (`spec.projectNumber`). Returns the
-    /// topic load generators publish to.
+    /// agent's write access to that table alone, which needs the project number
+    /// (`spec.projectNumber`). Returns the topic load generators publish to.
     pub fn metrics_sink(
         &mut self,
         planner: &mut Planner<'_>,
@@ -105,8 +105,30 @@ impl Gcp {
                 })
                 .collect(),
         );
+        self.bigquery_subscription(
+            &format!("{name}-metrics-to-bigquery"),
+            &topic,
+            &dataset,
+            TABLE,
+        );
+        // The table object planned above (in a dataset made here or elsewhere): the grant
+        // waits for it.
+        let table = self.infra.tables.last().map(|table| {
+            let object = table.meta.name.clone();
+            let dependency = self.dependency("bigquery", "BigQueryTable", &object);
+            IamTarget::new(
+                "bigquery",
+                "BigQueryTable",
+                Ref::name(object),
+                TABLE,
+                Some(dependency),
+            )
+        });
         // The Pub/Sub service agent writes the rows: the subscription is refused until it
-        // holds its roles, and the agent exists only once the Pub/Sub API is enabled.
+        // holds its role, and the agent exists only once the Pub/Sub API is enabled. BigQuery
+        // Data Editor on the table is all it needs, table metadata included
+        // (https://cloud.google.com/pubsub/docs/create-bigquery-subscription): not on the
+        // project, where it could read and change every dataset.
         let mut agent_grants = Vec::new();
         match project_number {
             Some(number) if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) => {
@@ -114,12 +136,13 @@ impl Gcp {
                     "serviceAccount:service-{number}@gcp-sa-pubsub.iam.gserviceaccount.com"
                 );
                 let pubsub = self.api("pubsub.googleapis.com");
-                for role in ["roles/bigquery.dataEditor", "roles/bigquery.metadataViewer"] {
-                    agent_grants.push(self.project_role_for(
+                if let Some(table) = &table {
+                    agent_grants.push(self.grant_to_principal(
+                        table,
                         &agent,
                         "pubsub-agent",
-                        role,
-                        [pubsub.clone()],
+                        "roles/bigquery.dataEditor",
+                        [pubsub],
                     ));
                 }
             }
@@ -143,12 +166,6 @@ impl Gcp {
                 ));
             }
         }
-        self.bigquery_subscription(
-            &format!("{name}-metrics-to-bigquery"),
-            &topic,
-            &dataset,
-            TABLE,
-        );
         if let Some(subscription) = self.infra.subscriptions.last_mut() {
             add_dependencies(&mut subscription.meta, agent_grants);
         }

@@ -71,6 +71,76 @@ pub struct ClusterSpec {
     /// The cluster's CPU node pool for system and auxiliary pods.
     #[serde(default)]
     pub cpu_pool: NodePoolSpec,
+    /// Networks allowed to reach the control plane's IP endpoint, besides the VPC (default:
+    /// none; people and tools reach it through its DNS endpoint, authorised by IAM). An empty
+    /// list is refused: leave the field out instead.
+    pub authorized_networks: Option<Vec<AuthorizedNetworkSpec>>,
+    /// When GKE may upgrade the cluster and its nodes (default: Saturdays and Sundays, 01:00
+    /// to 09:00 UTC), and when it must not.
+    #[serde(default)]
+    pub maintenance: MaintenanceSpec,
+}
+
+/// A network allowed to reach the control plane's IP endpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AuthorizedNetworkSpec {
+    /// IPv4 range, e.g. `203.0.113.0/24`.
+    pub cidr: String,
+    /// What the range is (shown in the console).
+    pub name: Option<String>,
+}
+
+/// `spec.cluster.maintenance`: GKE's maintenance policy. Timestamps are RFC 3339 in UTC,
+/// written `YYYY-MM-DDTHH:MM:SSZ`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MaintenanceSpec {
+    /// The recurring window upgrades run in (default: Saturdays and Sundays, 01:00 to 09:00
+    /// UTC).
+    pub window: Option<MaintenanceWindowSpec>,
+    /// Periods without upgrades, e.g. a long training run: an upgrade recreates a whole TPU
+    /// slice.
+    #[serde(default)]
+    pub exclusions: Vec<MaintenanceExclusionSpec>,
+}
+
+/// A recurring maintenance window: the first occurrence, and how it repeats.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MaintenanceWindowSpec {
+    /// Start of the first window, e.g. `2025-01-04T01:00:00Z`.
+    pub start: String,
+    /// End of the first window (after `start`, the same day or the next).
+    pub end: String,
+    /// RFC 5545 recurrence, e.g. `FREQ=WEEKLY;BYDAY=SA,SU` or `FREQ=DAILY`.
+    pub recurrence: String,
+}
+
+/// A period in which GKE does not upgrade the cluster.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MaintenanceExclusionSpec {
+    /// Name of the exclusion (unique in the cluster).
+    pub name: String,
+    /// Start, e.g. `2026-12-01T00:00:00Z`.
+    pub start: String,
+    /// End, after `start`.
+    pub end: String,
+    /// What is held back (default `NO_MINOR_OR_NODE_UPGRADES`).
+    pub scope: Option<ExclusionScope>,
+}
+
+/// What a maintenance exclusion holds back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ExclusionScope {
+    /// Every upgrade, patches of the control plane included; at most 30 days.
+    NoUpgrades,
+    /// Minor upgrades of the control plane and nodes; nodes still get patches.
+    NoMinorUpgrades,
+    /// Minor upgrades and every node upgrade: nodes (and so TPU slices) are left alone.
+    NoMinorOrNodeUpgrades,
 }
 
 /// A CPU node pool: fixed size, or autoscaling.

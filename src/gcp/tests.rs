@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 
 use super::iam::account_project;
 use super::spec::{
-    AutoscalingSpec, BucketSpec, ClusterSpec, ConfigConnectorSpec, DatasetSpec, GpuDriverVersion,
-    GpuPoolSpec, NetworkSpec, RegistrySpec, ServiceAccountSpec, TopicSpec,
+    AuthorizedNetworkSpec, AutoscalingSpec, BucketSpec, ClusterSpec, ConfigConnectorSpec,
+    DatasetSpec, ExclusionScope, GpuDriverVersion, GpuPoolSpec, MaintenanceExclusionSpec,
+    MaintenanceSpec, MaintenanceWindowSpec, MetricsSinkSpec, NetworkSpec, RegistrySpec,
+    ServiceAccountSpec, TopicSpec,
 };
 use super::*;
 use crate::accelerator::GpuPlan;
@@ -161,12 +163,6 @@ fn every_block(planner: &mut Planner<'_>, gcp: &mut Gcp) {
         "Workloads",
     );
     gcp.grant(&topic.iam_target(), &publisher, "roles/pubsub.publisher");
-    gcp.project_role_for(
-        "serviceAccount:service-123@gcp-sa-pubsub.iam.gserviceaccount.com",
-        "pubsub-agent",
-        "roles/bigquery.dataEditor",
-        [],
-    );
     let dataset = gcp.dataset(
         planner,
         &DatasetSpec::default(),
@@ -183,6 +179,20 @@ fn every_block(planner: &mut Planner<'_>, gcp: &mut Gcp) {
         }],
     );
     gcp.bigquery_subscription("metrics-to-bigquery", &topic, &dataset, "requests");
+    let table = IamTarget::new(
+        "bigquery",
+        "BigQueryTable",
+        Ref::name("load-tests-requests"),
+        "requests",
+        Some(gcp.dependency("bigquery", "BigQueryTable", "load-tests-requests")),
+    );
+    gcp.grant_to_principal(
+        &table,
+        "serviceAccount:service-123@gcp-sa-pubsub.iam.gserviceaccount.com",
+        "pubsub-agent",
+        "roles/bigquery.dataEditor",
+        [],
+    );
 }
 
 /// Each rendered object as `Kind/name` with its deletion policy and teardown marker.
@@ -237,6 +247,7 @@ fn what_holds_capacity_or_data_is_abandoned_unless_teardown_is_allowed() {
         "ContainerNodePool/blocks-gpu-pool",
         "ComputeNetwork/blocks-network",
         "ComputeSubnetwork/blocks-proxy-subnet",
+        "ComputeRouterNAT/blocks-nat",
         "IAMServiceAccount/blocks-node",
         "IAMPolicyMember/blocks-node-my-project-models-storage-objectviewer",
         "StorageBucket/my-project-models",
@@ -296,6 +307,8 @@ fn every_block_renders_through_its_macro() {
             "BigQueryDataset",
             "BigQueryTable",
             "ComputeNetwork",
+            "ComputeRouter",
+            "ComputeRouterNAT",
             "ComputeSubnetwork",
             "ContainerCluster",
             "ContainerNodePool",
@@ -585,4 +598,317 @@ fn boot_disks_give_pods_the_ephemeral_storage_they_request() {
             "{request} GiB: {disk} is not the smallest multiple of 10"
         );
     }
+}
+
+/// The rendered object `kind`/`name` of `text`.
+fn object<'t>(documents: &'t [crate::yaml::Node], kind: &str, name: &str) -> &'t crate::yaml::Node {
+    documents
+        .iter()
+        .find(|d| {
+            d.at(&["kind"]).and_then(crate::yaml::Node::as_str) == Some(kind)
+                && d.at(&["metadata", "name"])
+                    .and_then(crate::yaml::Node::as_str)
+                    == Some(name)
+        })
+        .unwrap_or_else(|| panic!("no {kind}/{name}"))
+}
+
+/// The scalar at `path` of `node`, as text.
+fn text_at(node: &crate::yaml::Node, path: &[&str]) -> String {
+    let value = node
+        .at(path)
+        .unwrap_or_else(|| panic!("no {}", path.join(".")));
+    value.as_str().map_or_else(
+        || format!("{:?}", value.value),
+        std::string::ToString::to_string,
+    )
+}
+
+#[test]
+fn new_clusters_are_private_behind_cloud_nat_with_dataplane_v2_and_a_maintenance_window() {
+    let (text, findings) = with_planner(|planner, gcp| {
+        let (spec, network) = (ClusterSpec::default(), NetworkSpec::default());
+        nodes_and_cluster(planner, gcp, &spec, &network, zonal());
+    });
+    assert!(findings.is_empty(), "{findings:?}");
+    let documents = crate::yaml::parse_documents(&text).unwrap();
+    let cluster = object(&documents, "ContainerCluster", "blocks");
+    let spec = |path: &str| {
+        text_at(
+            cluster,
+            &[&["spec"][..], &path.split('.').collect::<Vec<_>>()].concat(),
+        )
+    };
+    assert_eq!(
+        spec("privateClusterConfig.enablePrivateNodes"),
+        "Bool(true)"
+    );
+    assert_eq!(
+        spec("privateClusterConfig.enablePrivateEndpoint"),
+        "Bool(false)"
+    );
+    assert_eq!(
+        spec("masterAuthorizedNetworksConfig.gcpPublicCidrsAccessEnabled"),
+        "Bool(false)"
+    );
+    assert!(
+        cluster
+            .at(&["spec", "masterAuthorizedNetworksConfig", "cidrBlocks"])
+            .is_none()
+    );
+    assert_eq!(
+        spec("controlPlaneEndpointsConfig.dnsEndpointConfig.allowExternalTraffic"),
+        "Bool(true)"
+    );
+    assert_eq!(spec("datapathProvider"), "ADVANCED_DATAPATH");
+    assert_eq!(
+        spec("maintenancePolicy.recurringWindow.recurrence"),
+        "FREQ=WEEKLY;BYDAY=SA,SU"
+    );
+    // The cluster waits for the NAT, the NAT for its router, the router for the VPC.
+    let depends_on = |object: &crate::yaml::Node| {
+        text_at(
+            object,
+            &["metadata", "annotations", "config.kubernetes.io/depends-on"],
+        )
+    };
+    assert!(depends_on(cluster).contains("/ComputeRouterNAT/blocks-nat"));
+    let nat = object(&documents, "ComputeRouterNAT", "blocks-nat");
+    assert!(depends_on(nat).ends_with("/ComputeRouter/blocks-router"));
+    assert_eq!(
+        text_at(nat, &["spec", "routerRef", "name"]),
+        "blocks-router"
+    );
+    assert_eq!(
+        text_at(nat, &["spec", "sourceSubnetworkIpRangesToNat"]),
+        "ALL_SUBNETWORKS_ALL_IP_RANGES"
+    );
+    let router = object(&documents, "ComputeRouter", "blocks-router");
+    assert!(depends_on(router).ends_with("/ComputeNetwork/blocks-network"));
+    assert_eq!(text_at(router, &["spec", "region"]), "us-central1");
+}
+
+#[test]
+fn an_existing_vpc_gets_no_nat() {
+    let (text, _) = with_planner(|planner, gcp| {
+        let network = NetworkSpec {
+            existing: true,
+            ..NetworkSpec::default()
+        };
+        nodes_and_cluster(planner, gcp, &ClusterSpec::default(), &network, zonal());
+    });
+    assert!(!text.contains("ComputeRouter"), "{text}");
+    assert!(text.contains("enablePrivateNodes: true"));
+}
+
+#[test]
+fn authorized_networks_are_listed_and_checked() {
+    let network = |cidr: &str| AuthorizedNetworkSpec {
+        cidr: cidr.into(),
+        name: Some("office".into()),
+    };
+    let (text, findings) = with_planner(|planner, gcp| {
+        let spec = ClusterSpec {
+            authorized_networks: Some(vec![
+                network("203.0.113.0/24"),
+                network("203.0.113.1/24"),
+                network("0.0.0.0/0"),
+                network("office"),
+            ]),
+            ..ClusterSpec::default()
+        };
+        nodes_and_cluster(planner, gcp, &spec, &NetworkSpec::default(), zonal());
+    });
+    assert!(
+        text.contains("- cidrBlock: \"203.0.113.0/24\"\n      displayName: \"office\""),
+        "{text}"
+    );
+    insta::assert_debug_snapshot!(findings, @r#"
+    [
+        "authorized-networks: `203.0.113.1/24` has host bits set (spec.cluster.authorizedNetworks[1].cidr)",
+        "authorized-networks: `0.0.0.0/0` opens the control plane's IP endpoint to the internet (spec.cluster.authorizedNetworks[2].cidr)",
+        "authorized-networks: invalid CIDR range `office` (spec.cluster.authorizedNetworks[3].cidr)",
+    ]
+    "#);
+    let (_, findings) = planned(|planner, gcp| {
+        let spec = ClusterSpec {
+            authorized_networks: Some(Vec::new()),
+            ..ClusterSpec::default()
+        };
+        nodes_and_cluster(planner, gcp, &spec, &NetworkSpec::default(), zonal());
+    });
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].rule, rule::AUTHORIZED_NETWORKS);
+    assert_eq!(
+        findings[0].field.as_deref(),
+        Some("spec.cluster.authorizedNetworks")
+    );
+    assert!(
+        findings[0]
+            .fix
+            .as_deref()
+            .is_some_and(|fix| fix.starts_with("remove `spec.cluster.authorizedNetworks`")),
+        "{:?}",
+        findings[0]
+    );
+}
+
+#[test]
+fn maintenance_windows_and_exclusions_are_rendered_and_checked() {
+    let exclusion = |name: &str, start: &str, end: &str, scope| MaintenanceExclusionSpec {
+        name: name.into(),
+        start: start.into(),
+        end: end.into(),
+        scope,
+    };
+    let (text, findings) = with_planner(|planner, gcp| {
+        let spec = ClusterSpec {
+            maintenance: MaintenanceSpec {
+                window: Some(MaintenanceWindowSpec {
+                    start: "2026-01-05T22:00:00Z".into(),
+                    end: "2026-01-06T04:00:00Z".into(),
+                    recurrence: "FREQ=WEEKLY;BYDAY=MO,TU,WE".into(),
+                }),
+                exclusions: vec![exclusion(
+                    "llama-pretraining",
+                    "2026-12-01T00:00:00Z",
+                    "2026-12-22T00:00:00Z",
+                    None,
+                )],
+            },
+            ..ClusterSpec::default()
+        };
+        nodes_and_cluster(planner, gcp, &spec, &NetworkSpec::default(), zonal());
+    });
+    assert!(findings.is_empty(), "{findings:?}");
+    let documents = crate::yaml::parse_documents(&text).unwrap();
+    let policy = object(&documents, "ContainerCluster", "blocks")
+        .at(&["spec", "maintenancePolicy"])
+        .unwrap();
+    assert_eq!(
+        text_at(policy, &["recurringWindow", "startTime"]),
+        "2026-01-05T22:00:00Z"
+    );
+    let exclusions = crate::yaml::to_json(policy.get("maintenanceExclusion").unwrap());
+    assert_eq!(
+        exclusions,
+        serde_json::json!([{
+            "exclusionName": "llama-pretraining",
+            "startTime": "2026-12-01T00:00:00Z",
+            "endTime": "2026-12-22T00:00:00Z",
+            "exclusionOptions": {"scope": "NO_MINOR_OR_NODE_UPGRADES"},
+        }])
+    );
+    let (_, findings) = with_planner(|planner, gcp| {
+        let spec = ClusterSpec {
+            maintenance: MaintenanceSpec {
+                window: Some(MaintenanceWindowSpec {
+                    start: "2026-01-05 22:00".into(),
+                    end: "2026-01-06T04:00:00Z".into(),
+                    recurrence: "weekly".into(),
+                }),
+                exclusions: vec![
+                    exclusion("run", "2026-12-22T00:00:00Z", "2026-12-01T00:00:00Z", None),
+                    exclusion(
+                        "run",
+                        "2026-12-01T00:00:00Z",
+                        "2027-01-15T00:00:00Z",
+                        Some(ExclusionScope::NoUpgrades),
+                    ),
+                ],
+            },
+            ..ClusterSpec::default()
+        };
+        nodes_and_cluster(planner, gcp, &spec, &NetworkSpec::default(), zonal());
+    });
+    insta::assert_debug_snapshot!(findings, @r#"
+    [
+        "maintenance-policy: `2026-01-05 22:00` is no UTC time (spec.cluster.maintenance.window.start)",
+        "maintenance-policy: `weekly` is no RFC 5545 recurrence (spec.cluster.maintenance.window.recurrence)",
+        "maintenance-policy: `2026-12-01T00:00:00Z` is not after `2026-12-22T00:00:00Z` (spec.cluster.maintenance.exclusions[0].end)",
+        "maintenance-policy: maintenance exclusion name `run` is empty or used twice (spec.cluster.maintenance.exclusions[1].name)",
+        "maintenance-policy: exclusion `run` holds back every upgrade for 45 days; GKE allows 30 (spec.cluster.maintenance.exclusions[1].end)",
+    ]
+    "#);
+}
+
+#[test]
+fn existing_clusters_keep_their_access_and_maintenance() {
+    let (_, findings) = with_planner(|planner, gcp| {
+        let spec = ClusterSpec {
+            existing: true,
+            authorized_networks: Some(vec![AuthorizedNetworkSpec {
+                cidr: "203.0.113.0/24".into(),
+                name: None,
+            }]),
+            maintenance: MaintenanceSpec {
+                exclusions: vec![MaintenanceExclusionSpec {
+                    name: "run".into(),
+                    start: "2026-12-01T00:00:00Z".into(),
+                    end: "2026-12-22T00:00:00Z".into(),
+                    scope: None,
+                }],
+                ..MaintenanceSpec::default()
+            },
+            ..ClusterSpec::default()
+        };
+        nodes_and_cluster(planner, gcp, &spec, &NetworkSpec::default(), zonal());
+    });
+    insta::assert_debug_snapshot!(findings, @r#"
+    [
+        "blueprint-conflict: `spec.cluster.authorizedNetworks` has no effect on an existing cluster (spec.cluster.authorizedNetworks)",
+        "blueprint-conflict: `spec.cluster.maintenance` has no effect on an existing cluster (spec.cluster.maintenance)",
+    ]
+    "#);
+}
+
+#[test]
+fn the_pubsub_agent_writes_the_metrics_table_not_the_project() {
+    let (text, findings) = with_planner(|planner, gcp| {
+        gcp.metrics_sink(
+            planner,
+            &MetricsSinkSpec::default(),
+            "spec.metrics",
+            true,
+            Some("123"),
+        );
+    });
+    assert!(findings.is_empty(), "{findings:?}");
+    let documents = crate::yaml::parse_documents(&text).unwrap();
+    let grants: Vec<&crate::yaml::Node> = documents
+        .iter()
+        .filter(|d| d.at(&["kind"]).and_then(crate::yaml::Node::as_str) == Some("IAMPolicyMember"))
+        .collect();
+    assert_eq!(grants.len(), 1, "{text}");
+    let grant = grants[0];
+    assert_eq!(
+        text_at(grant, &["spec", "member"]),
+        "serviceAccount:service-123@gcp-sa-pubsub.iam.gserviceaccount.com"
+    );
+    assert_eq!(
+        text_at(grant, &["spec", "role"]),
+        "roles/bigquery.dataEditor"
+    );
+    assert_eq!(
+        text_at(grant, &["spec", "resourceRef", "kind"]),
+        "BigQueryTable"
+    );
+    assert_eq!(
+        text_at(grant, &["spec", "resourceRef", "name"]),
+        "blocks-metrics-performance-metrics"
+    );
+    let name = text_at(grant, &["metadata", "name"]);
+    let subscription = object(
+        &documents,
+        "PubSubSubscription",
+        "blocks-metrics-to-bigquery",
+    );
+    assert!(
+        text_at(
+            subscription,
+            &["metadata", "annotations", "config.kubernetes.io/depends-on"]
+        )
+        .contains(&format!("/IAMPolicyMember/{name}")),
+        "the subscription waits for the grant"
+    );
 }

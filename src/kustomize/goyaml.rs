@@ -567,19 +567,53 @@ fn is_go_float(s: &str) -> bool {
 }
 
 /// go-yaml v2's `parseTimestamp`: four digits then `-`, in one of its layouts. Only the
-/// date-only layout is recognised exactly; callers send other values that start like a
-/// timestamp to the binary ([`maybe_timestamp`]).
+/// date-only layout and UTC times to the second are recognised exactly; callers send other
+/// values that start like a timestamp to the binary ([`maybe_timestamp`]).
 fn is_timestamp(s: &str) -> bool {
     let b = s.as_bytes();
     if !maybe_timestamp(s) {
         return false;
     }
     let parts: Vec<&str> = s.split('-').collect();
-    parts.len() == 3
+    let date_only = parts.len() == 3
         && parts[1..]
             .iter()
             .all(|p| (1..=2).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()))
-        && b.len() <= 10
+        && b.len() <= 10;
+    date_only || is_utc_second(s)
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` naming a real instant, as maintenance windows are written: go-yaml's
+/// layout `2006-1-2T15:4:5.999999999Z07:00` reads it when Go's `time.Parse` accepts every
+/// field (month, day of that month, hour, minute, second in range).
+fn is_utc_second(s: &str) -> bool {
+    let b = s.as_bytes();
+    let shape = b.len() == 20
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            19 => *c == b'Z',
+            _ => c.is_ascii_digit(),
+        });
+    if !shape {
+        return false;
+    }
+    let number = |at: usize, len: usize| {
+        b[at..at + len]
+            .iter()
+            .fold(0_u32, |n, c| n * 10 + u32::from(c - b'0'))
+    };
+    let (year, month, day) = (number(0, 4), number(5, 2), number(8, 2));
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day) && number(11, 2) < 24 && number(14, 2) < 60 && number(17, 2) < 60
 }
 
 /// Text that go-yaml v2 might read as a timestamp: four digits then `-`.
@@ -702,6 +736,22 @@ mod tests {
 
     fn s(text: &str) -> Json {
         Json::Str(text.into())
+    }
+
+    #[test]
+    fn utc_times_to_the_second_are_timestamps_when_go_would_parse_them() {
+        // kustomize v5.5.0 prints `"2025-01-04T01:00:00Z"` quoted; an impossible date stays
+        // with the binary.
+        assert!(is_timestamp("2025-01-04T01:00:00Z"));
+        assert!(is_timestamp("2024-02-29T23:59:59Z"));
+        for unsure in [
+            "2025-02-29T01:00:00Z",
+            "2025-01-04T24:00:00Z",
+            "2025-01-04T01:00:00+01:00",
+            "2025-1-4T1:0:0Z",
+        ] {
+            assert!(uncertain_timestamp(unsure), "{unsure}");
+        }
     }
 
     #[test]

@@ -37,6 +37,10 @@ pub mod rule {
     pub const GKE_NAME: &str = "gke-cluster-name";
     /// A malformed CIDR range, one with host bits set, or overlapping ranges.
     pub const NETWORK_CIDR: &str = "network-cidr";
+    /// An empty or malformed list of networks allowed to reach a cluster's control plane.
+    pub const AUTHORIZED_NETWORKS: &str = "authorized-networks";
+    /// A maintenance window or exclusion GKE would refuse.
+    pub const MAINTENANCE: &str = "maintenance-policy";
     /// Fields that contradict each other.
     pub const CONFLICT: &str = "blueprint-conflict";
     /// A node pool size that cannot work.
@@ -131,6 +135,14 @@ pub const RULES: &[crate::diagnostic::Rule] = &[
     crate::diagnostic::Rule {
         id: rule::NETWORK_CIDR,
         summary: "node, pod and service ranges are valid networks that do not overlap",
+    },
+    crate::diagnostic::Rule {
+        id: rule::AUTHORIZED_NETWORKS,
+        summary: "networks allowed to reach a control plane are valid ranges, and not an empty list",
+    },
+    crate::diagnostic::Rule {
+        id: rule::MAINTENANCE,
+        summary: "maintenance windows and exclusions have UTC times in order and scopes GKE takes",
     },
     crate::diagnostic::Rule {
         id: rule::CONFLICT,
