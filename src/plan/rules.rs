@@ -61,7 +61,7 @@ pub mod rule {
     /// An autoscaler maximum the GPU pool cannot hold.
     pub const AUTOSCALING_CAPACITY: &str = "autoscaling-capacity";
     /// An endpoint reachable from outside the cluster without what protects it: a public
-    /// ingress without TLS or authentication.
+    /// ingress without TLS or authentication, a load balancer open to every source.
     pub const INGRESS_UNPROTECTED: &str = "ingress-unprotected";
 }
 
@@ -181,6 +181,6 @@ pub const RULES: &[crate::diagnostic::Rule] = &[
     },
     crate::diagnostic::Rule {
         id: rule::INGRESS_UNPROTECTED,
-        summary: "a public ingress has TLS and authentication",
+        summary: "a public ingress has TLS and authentication; a load balancer names its sources",
     },
 ];
