@@ -45,7 +45,11 @@ const EDITS: &[(&str, &str, &str)] = &[
         "targetUtilization: 85",
         "targetUtilization: 70",
     ),
-    ("triton-t4-hpa", "ingress: {}", "ingress: {internal: true}"),
+    (
+        "triton-t4-hpa",
+        "ingress: {}",
+        "ingress: {hosts: [triton.example.internal]}",
+    ),
     ("triton-t4-hpa", "minReplicas: 1", "minReplicas: 2"),
     ("locust-bench", "users: 20", "users: 40"),
     ("locust-bench", "workers: 4", "workers: 8"),

@@ -64,6 +64,9 @@ pub mod rule {
     pub const AUTOSCALING_BOUNDS: &str = "autoscaling-bounds";
     /// An autoscaler maximum the GPU pool cannot hold.
     pub const AUTOSCALING_CAPACITY: &str = "autoscaling-capacity";
+    /// An endpoint reachable from outside the cluster without what protects it: a public
+    /// ingress without TLS or authentication, a load balancer open to every source.
+    pub const INGRESS_UNPROTECTED: &str = "ingress-unprotected";
 }
 
 /// Every blueprint-level rule, with what it checks.
@@ -187,5 +190,9 @@ pub const RULES: &[crate::diagnostic::Rule] = &[
     crate::diagnostic::Rule {
         id: rule::AUTOSCALING_CAPACITY,
         summary: "the autoscaler's most replicas fit the GPU pool at its largest",
+    },
+    crate::diagnostic::Rule {
+        id: rule::INGRESS_UNPROTECTED,
+        summary: "a public ingress has TLS and authentication; a load balancer names its sources",
     },
 ];

@@ -10,6 +10,12 @@
 //! (`TPU_WORKER_HOSTNAMES`, `TPU_WORKER_ID`). Every number (chips, hosts, topology, Saxml chip
 //! name) comes from `spec.tpu` through the catalog.
 //!
+//! Private by default: the HTTP proxy is a ClusterIP Service (its `/publish`, `/unpublish`
+//! and `/update` have no authentication); `spec.proxy.loadBalancer` adds an internal load
+//! balancer, limited to its source ranges, in front of Envoy pods that forward `POST /generate`
+//! only. Each component (admin server, model servers, proxy, saxutil, converter) has its own
+//! Workload Identity account with roles on the buckets it uses and nothing else.
+//!
 //! Checks of its own: a model that does not fit the slice's memory (`sax-model-too-large`),
 //! a model and slice without a serving configuration that loads real weights
 //! (`sax-serving-config`), and a model-server image older than its configuration
@@ -20,6 +26,8 @@ mod plan;
 mod serving;
 mod spec;
 mod templates;
+#[cfg(test)]
+mod tests;
 
 use super::TypedKind;
 use crate::blueprint::Blueprint;

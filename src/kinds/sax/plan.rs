@@ -6,15 +6,18 @@ use std::collections::BTreeMap;
 use super::TypedKind;
 use super::serving::serving_config;
 use super::spec::Spec;
-use super::templates::{ConverterPlan, ModelPlan, Plan, ProxyPlan, ResolvedImages, Workload};
+use super::templates::{
+    ConverterPlan, Identity, LoadBalancerPlan, ModelPlan, Plan, ProxyPlan, ResolvedImages, Workload,
+};
 use super::{SaxServing, models, rule};
 use crate::accelerator::{self, TpuSupport};
 use crate::catalog::TpuFamily;
-use crate::gcp::{self, Addons, CpuPoolDefaults, Scale};
-use crate::kinds::Exposure;
+use crate::gcp::spec::ServiceAccountSpec;
+use crate::gcp::{self, AccountHandle, Addons, CpuPoolDefaults, Gcp, Scale};
 use crate::overlay::role_pool::role_pool;
 use crate::overlay::site::{
-    Accounts, Location, SYSTEM_POOL, Site, accounts, pool_labels, tpu_node_selector,
+    BUCKET_USER_ROLES, Location, NODE_PROJECT_ROLES, SYSTEM_POOL, Site, pool_labels,
+    tpu_node_selector,
 };
 use crate::overlay::stanzas;
 use crate::overlay::tpu_memory::weights_fit;
@@ -27,11 +30,94 @@ const SERVICES: &[&str] = &[
     "logging.googleapis.com",
     "monitoring.googleapis.com",
 ];
-/// Display names of the node and workload accounts.
-const ACCOUNT_NAMES: (&str, &str) = ("GKE Saxml nodes", "Saxml workloads");
+/// Read objects (and the bucket's metadata) of a bucket.
+const BUCKET_READER: &[&str] = &[
+    "roles/storage.legacyBucketReader",
+    "roles/storage.objectViewer",
+];
+/// Read and write objects of a bucket.
+const BUCKET_WRITER: &[&str] = BUCKET_USER_ROLES;
+/// Envoy, distroless (no shell, user 65532): the layer that forwards generation only.
+const GENERATE_PROXY_IMAGE: &str = "envoyproxy/envoy:distroless-v1.34.1";
 
-/// The proxy is reachable from the VPC unless the blueprint says otherwise.
-const PROXY_EXPOSURE: Exposure = Exposure::Internal;
+/// A Saxml component with an identity of its own: its key in the template, its
+/// `spec.serviceAccounts` field, the label of its Google account (`<blueprint>-<label>`) and
+/// its Kubernetes service account (`<prefix>-<suffix>`), its display name, and what it does
+/// with the admin bucket and the checkpoints bucket. Separate identities keep each to its
+/// data: only the converter writes checkpoints, only the admin server writes the cell's state.
+struct Component {
+    key: &'static str,
+    field: &'static str,
+    label: &'static str,
+    suffix: &'static str,
+    display: &'static str,
+    admin_bucket: &'static [&'static str],
+    checkpoints: &'static [&'static str],
+}
+
+const COMPONENTS: [Component; 5] = [
+    Component {
+        key: "admin",
+        field: "admin",
+        label: "admin",
+        suffix: "admin",
+        display: "Saxml admin server",
+        admin_bucket: BUCKET_WRITER,
+        checkpoints: &[],
+    },
+    // Model servers find the admin server through the admin bucket and load checkpoints.
+    Component {
+        key: "model_server",
+        field: "modelServer",
+        label: "model",
+        suffix: "model-server",
+        display: "Saxml model servers",
+        admin_bucket: BUCKET_READER,
+        checkpoints: BUCKET_READER,
+    },
+    // The proxy and saxutil find the admin server through the admin bucket; publishing is a
+    // call to the admin server, which writes the cell's state itself.
+    Component {
+        key: "proxy",
+        field: "proxy",
+        label: "proxy",
+        suffix: "proxy",
+        display: "Saxml HTTP proxy",
+        admin_bucket: BUCKET_READER,
+        checkpoints: &[],
+    },
+    Component {
+        key: "util",
+        field: "util",
+        label: "util",
+        suffix: "util",
+        display: "Saxml saxutil and publishing",
+        admin_bucket: BUCKET_READER,
+        checkpoints: &[],
+    },
+    // It reads the Meta checkpoint and writes the Pax one, both in the checkpoints bucket.
+    Component {
+        key: "converter",
+        field: "converter",
+        label: "convert",
+        suffix: "converter",
+        display: "Saxml checkpoint converter",
+        admin_bucket: &[],
+        checkpoints: BUCKET_WRITER,
+    },
+];
+
+/// The spec of `component`'s account.
+fn account_spec<'s>(spec: &'s Spec, component: &Component) -> &'s ServiceAccountSpec {
+    let accounts = &spec.service_accounts;
+    match component.key {
+        "admin" => &accounts.admin,
+        "model_server" => &accounts.model_server,
+        "proxy" => &accounts.proxy,
+        "util" => &accounts.util,
+        _ => &accounts.converter,
+    }
+}
 
 /// Where the TPU generation is offered: the default region and zone. A new cluster is
 /// regional; a borrowed cluster lends its location only when the spec names no region.
@@ -161,11 +247,52 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     };
 
     // GCP: a regional cluster with a system pool and the Saxml pools.
-    let accounts = Accounts::plan(&mut gcp, planner, SERVICES, accounts!(spec), ACCOUNT_NAMES);
+    for api in SERVICES {
+        gcp.api(api);
+    }
+    let nodes = gcp.service_account(
+        planner,
+        &spec.service_accounts.nodes,
+        "spec.serviceAccounts.nodes",
+        "node",
+        "GKE Saxml nodes",
+    );
+    let converter_enabled = spec.converter.enabled.unwrap_or(true);
+    let accounts: Vec<(&Component, AccountHandle)> = COMPONENTS
+        .iter()
+        .filter(|component| component.key != "converter" || converter_enabled)
+        .map(|component| {
+            let field = format!("spec.serviceAccounts.{}", component.field);
+            let account_spec = account_spec(spec, component);
+            let account =
+                gcp.service_account(planner, account_spec, &field, component.label, component.display);
+            planner.check_name(
+                gcp::rule::KUBERNETES_NAME,
+                "spec.kubernetesServiceAccount",
+                &format!("{kubernetes_service_account}-{}", component.suffix),
+                crate::names::check_dns_label,
+            );
+            if account.id == nodes.id {
+                planner.error(
+                    gcp::rule::SERVICE_ACCOUNT_ID,
+                    &format!("{field}.name"),
+                    "the node and workload service accounts must differ: pods would act as the nodes",
+                );
+            }
+            (component, account)
+        })
+        .collect();
+    let load_balancer = spec
+        .proxy
+        .load_balancer
+        .as_ref()
+        .and_then(|lb| check_source_ranges(planner, &lb.source_ranges));
     let addons = Addons {
         gcs_fuse: true,
         horizontal_pod_autoscaling: true,
-        http_load_balancing: spec.proxy.expose.unwrap_or(PROXY_EXPOSURE) != Exposure::Cluster,
+        // The proxy's load balancer is a Service of type LoadBalancer (layer 4), which needs
+        // no GKE Ingress controller.
+        http_load_balancing: false,
         // Load tests on this cluster (and serving dashboards) scrape with it.
         managed_prometheus: true,
     };
@@ -178,13 +305,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         labels: &[],
         ..SYSTEM_POOL
     };
-    let cluster = site.cluster(
-        &mut gcp,
-        planner,
-        addons,
-        &accounts.nodes,
-        Some(system_pool),
-    )?;
+    let cluster = site.cluster(&mut gcp, planner, addons, &nodes, Some(system_pool))?;
     // Each Saxml role on a pool of its own, labelled and tainted with its key ([`role_pool`]):
     // the admin server's, the proxies' and the converter's, sized for the model.
     // The converter's boot disk gives its scratch request as allocatable ephemeral storage
@@ -221,16 +342,13 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             taints: &[],
         };
         let key = format!("saxml-{role}-node-pool");
-        let on = (&cluster, &accounts.nodes);
+        let on = (&cluster, &nodes);
         role_pool((&mut gcp, planner), on, pool_spec, &key, defaults);
         pools.insert(role, key);
     }
-    accounts.bind(
-        &mut gcp,
-        &cluster,
-        (&namespace, &kubernetes_service_account),
-        &[],
-    );
+    for role in NODE_PROJECT_ROLES {
+        gcp.project_role(&nodes, role);
+    }
     let [admin_bucket, checkpoint_bucket] = [
         (&spec.buckets.admin, "admin", "admin"),
         (&spec.buckets.checkpoints, "checkpoints", "models"),
@@ -240,16 +358,13 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         let default = crate::names::shortened(&default, "", 63);
         gcp.bucket(planner, bucket, &format!("spec.buckets.{field}"), &default)
     });
-    // The admin server and model servers keep Sax's state in the admin bucket; model
-    // servers read checkpoints; the converter writes them.
-    for (bucket, role) in [
-        (&admin_bucket, "roles/storage.objectUser"),
-        (&admin_bucket, "roles/storage.legacyBucketReader"),
-        (&checkpoint_bucket, "roles/storage.objectUser"),
-        (&checkpoint_bucket, "roles/storage.legacyBucketReader"),
-    ] {
-        gcp.bucket_role(bucket, &accounts.workload, role);
-    }
+    let identities = bind_components(
+        &mut gcp,
+        &cluster,
+        &accounts,
+        (&namespace, &kubernetes_service_account),
+        (&admin_bucket, &checkpoint_bucket),
+    );
     let registry = gcp.registry(
         planner,
         &spec.registry,
@@ -272,18 +387,11 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     if planner.has_errors() {
         return None;
     }
-    gcp.slice_pools(
-        &cluster,
-        &tpu,
-        replicas,
-        false,
-        &accounts.nodes,
-        &pool_labels(&name),
-    );
+    gcp.slice_pools(&cluster, &tpu, replicas, false, &nodes, &pool_labels(&name));
 
     let model_id = format!("/sax/{cell}/{}", model.name);
     let pax_checkpoint = format!("{}/{}/pax", checkpoint_bucket.url(), model.name);
-    let converter = spec.converter.enabled.unwrap_or(true).then(|| {
+    let converter = converter_enabled.then(|| {
         let image = spec.converter.image.clone().unwrap_or_else(|| {
             let default = models::release_tag("model-server");
             let tag = tag_of(&images.model_server).unwrap_or(default);
@@ -360,17 +468,20 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
                 min,
                 max,
                 cpu_utilization,
-                expose: spec.proxy.expose.unwrap_or(PROXY_EXPOSURE),
+                load_balancer: load_balancer.map(|source_ranges| LoadBalancerPlan {
+                    service: format!("{name}-generate"),
+                    image: GENERATE_PROXY_IMAGE,
+                    source_ranges,
+                }),
             },
             pools,
-            workload_service_account: accounts.workload.email,
+            identities,
             platform_chip,
             node_selector,
             images,
             tpu,
             cell,
             namespace,
-            kubernetes_service_account,
             name,
         },
     })
@@ -387,4 +498,78 @@ fn check_sax_name(name: &str) -> Result<(), String> {
     } else {
         Err("Sax names start with a lowercase letter, then letters, digits, `-` or `_`".into())
     }
+}
+
+/// Lets each component's Kubernetes service account (`<prefix>-<suffix>`) act as its own
+/// Google account, and grants that account its roles on the two buckets, nothing project-wide.
+fn bind_components(
+    gcp: &mut Gcp,
+    cluster: &gcp::ClusterHandle,
+    accounts: &[(&Component, AccountHandle)],
+    (namespace, prefix): (&str, &str),
+    (admin_bucket, checkpoints): (&gcp::BucketHandle, &gcp::BucketHandle),
+) -> BTreeMap<&'static str, Identity> {
+    let mut identities = BTreeMap::new();
+    for (component, account) in accounts {
+        let kubernetes_service_account = format!("{prefix}-{}", component.suffix);
+        gcp.workload_identity(account, cluster, namespace, &kubernetes_service_account);
+        for (bucket, roles) in [
+            (admin_bucket, component.admin_bucket),
+            (checkpoints, component.checkpoints),
+        ] {
+            for role in roles {
+                gcp.bucket_role(bucket, account, role);
+            }
+        }
+        identities.insert(
+            component.key,
+            Identity {
+                kubernetes_service_account,
+                email: account.email.clone(),
+            },
+        );
+    }
+    identities
+}
+
+/// The load balancer's client networks: at least one, each a CIDR range, none that lets every
+/// address in (a load balancer open to all needs no list, and is what this field prevents).
+fn check_source_ranges(planner: &mut Planner<'_>, ranges: &[String]) -> Option<Vec<String>> {
+    let field = "spec.proxy.loadBalancer.sourceRanges";
+    if ranges.is_empty() {
+        let d = planner.error(
+            crate::plan::rule::INGRESS_UNPROTECTED,
+            field,
+            "a load balancer without source ranges is reachable from the whole VPC and every network connected to it",
+        );
+        d.expected = Some("the client networks, e.g. `[10.20.0.0/16]`".into());
+        d.fix = Some("list the networks of the clients, or remove `spec.proxy.loadBalancer` to keep the proxy in the cluster".into());
+        return None;
+    }
+    let mut ok = true;
+    for (index, range) in ranges.iter().enumerate() {
+        let at = format!("{field}[{index}]");
+        match range.parse::<ipnet::IpNet>() {
+            Err(_) => {
+                ok = false;
+                let d = planner.error(
+                    gcp::rule::NETWORK_CIDR,
+                    &at,
+                    format!("`{range}` is not a CIDR range"),
+                );
+                d.expected = Some("an address and a prefix length, e.g. `10.20.0.0/16`".into());
+            }
+            Ok(net) if net.prefix_len() == 0 => {
+                ok = false;
+                let d = planner.error(
+                    crate::plan::rule::INGRESS_UNPROTECTED,
+                    &at,
+                    format!("`{range}` lets every address in"),
+                );
+                d.fix = Some("list the networks of the clients instead".into());
+            }
+            Ok(_) => {}
+        }
+    }
+    ok.then(|| ranges.to_vec())
 }

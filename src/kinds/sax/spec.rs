@@ -8,7 +8,6 @@ use crate::gcp::spec::{
     BucketSpec, ClusterSpec, ConfigConnectorSpec, MetricsSinkSpec, NetworkSpec, NodePoolSpec,
     RegistrySpec, ServiceAccountSpec,
 };
-use crate::kinds::Exposure;
 
 /// `spec` as written.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -41,12 +40,13 @@ pub struct Spec {
     /// The Saxml node pools besides the system pool.
     #[serde(default)]
     pub(super) pools: Pools,
-    /// Node and Workload Identity service accounts.
+    /// The nodes' service account, and one Workload Identity account per Saxml component.
     #[serde(default)]
     pub(super) service_accounts: ServiceAccounts,
     /// Namespace of the Saxml objects (default: the blueprint name).
     pub(super) namespace: Option<String>,
-    /// Kubernetes service account bound to the Workload Identity account (default `saxml`).
+    /// Prefix of the components' Kubernetes service accounts, `<prefix>-<component>`
+    /// (default `saxml`).
     pub(super) kubernetes_service_account: Option<String>,
     /// The TPU slice of each model-server replica (`slices` must stay 1).
     pub(super) tpu: TpuSpec,
@@ -90,10 +90,25 @@ pub(super) struct Pools {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct ServiceAccounts {
+    /// Account of the nodes.
     #[serde(default)]
     pub(super) nodes: ServiceAccountSpec,
+    /// The admin server's: reads and writes the admin bucket (Sax's cell state).
     #[serde(default)]
-    pub(super) workload: ServiceAccountSpec,
+    pub(super) admin: ServiceAccountSpec,
+    /// The model servers': read the admin bucket (where the admin server is) and the
+    /// checkpoints.
+    #[serde(default)]
+    pub(super) model_server: ServiceAccountSpec,
+    /// The HTTP proxy's: reads the admin bucket.
+    #[serde(default)]
+    pub(super) proxy: ServiceAccountSpec,
+    /// saxutil's and the publishing Job's: read the admin bucket.
+    #[serde(default)]
+    pub(super) util: ServiceAccountSpec,
+    /// The checkpoint converter's: reads and writes the checkpoints bucket.
+    #[serde(default)]
+    pub(super) converter: ServiceAccountSpec,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -148,10 +163,18 @@ pub(super) struct ConverterSpec {
 pub(super) struct ProxySpec {
     /// Proxy pods, scaled on CPU between these bounds (default 1–3).
     pub(super) autoscaling: Option<ProxyAutoscaling>,
-    /// Who can reach the proxy: `internal` (default: an internal load balancer, reachable
-    /// from the VPC), `cluster` (a ClusterIP, reachable in the cluster only) or `public` (a
-    /// public load balancer, with no authentication in front of the model).
-    pub(super) expose: Option<Exposure>,
+    /// An internal load balancer for clients outside the cluster, forwarding generation
+    /// (`POST /generate`) only. Without it the proxy is a ClusterIP Service, reachable in
+    /// the cluster only: its `/publish`, `/unpublish` and `/update` have no authentication.
+    pub(super) load_balancer: Option<ProxyLoadBalancer>,
+}
+
+/// `spec.proxy.loadBalancer`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct ProxyLoadBalancer {
+    /// Client networks allowed to reach it (CIDR ranges, at least one).
+    pub(super) source_ranges: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::accelerator::TpuPlan;
-use crate::kinds::Exposure;
 use crate::overlay::Planned;
 
 /// Everything the workload template needs, derived and checked.
@@ -19,8 +18,9 @@ pub(super) const TEMPLATE: &str = "sax/workload.yaml";
 pub struct Workload {
     pub(super) name: String,
     pub(super) namespace: String,
-    pub(super) kubernetes_service_account: String,
-    pub(super) workload_service_account: String,
+    /// Each component's identity, by component (`admin`, `model_server`, `proxy`, `util`,
+    /// `converter`).
+    pub(super) identities: BTreeMap<&'static str, Identity>,
     pub(super) cell: String,
     pub(super) admin_bucket: String,
     pub(super) tpu: TpuPlan,
@@ -67,5 +67,21 @@ pub(super) struct ProxyPlan {
     pub(super) min: u32,
     pub(super) max: u32,
     pub(super) cpu_utilization: u32,
-    pub(super) expose: Exposure,
+    pub(super) load_balancer: Option<LoadBalancerPlan>,
+}
+
+/// A Kubernetes service account acting as a Google service account.
+#[derive(Debug, Serialize)]
+pub(super) struct Identity {
+    pub(super) kubernetes_service_account: String,
+    pub(super) email: String,
+}
+
+/// The internal load balancer that forwards generation only.
+#[derive(Debug, Serialize)]
+pub(super) struct LoadBalancerPlan {
+    /// Name of its Deployment, ConfigMap and Service.
+    pub(super) service: String,
+    pub(super) image: &'static str,
+    pub(super) source_ranges: Vec<String>,
 }

@@ -11,7 +11,9 @@
 //! PodMonitoring and HPA, a health-check Job and, when asked, an ingress: Istio's (gateway
 //! pods of its own or an existing gateway) or GKE's Gateway API (a Gateway, an HTTPRoute, a
 //! HealthCheckPolicy and a GCPBackendPolicy; the cluster's Gateway API and proxy-only subnet
-//! come from the blocks).
+//! come from the blocks). The ingress is internal unless the blueprint says `public: true`,
+//! and routes inference and health of its model only; the server always starts with its
+//! control APIs behind a header whose value is the pod's UID.
 //!
 //! What the references got wrong and this kind does not: the HPA's external metric carries a
 //! selector (the reference summed every GPU container of the project), the Gateway selects

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::spec::{Framework, Metric, Spec};
-use super::templates::{HealthCheckPlan, Plan, TritonPlan, Workload};
+use super::templates::{HealthCheckPlan, Plan, Routes, TritonPlan, Workload};
 use crate::accelerator::{self, GpuSpec};
 use crate::catalog::GPU_ACCELERATOR_LABEL;
 use crate::gcp::{self, Addons};
@@ -39,6 +39,29 @@ const DEFAULT_IMAGE: &str = "nvcr.io/nvidia/tritonserver:26.07-py3";
 const DEFAULT_TRTLLM_IMAGE: &str = "nvcr.io/nvidia/tritonserver:26.07-trtllm-python-py3";
 /// A non-root curl (user 100) for the health check.
 const HEALTH_CHECK_IMAGE: &str = "curlimages/curl:8.11.1";
+/// Control APIs only operators call, fenced behind a header (`--http-restricted-api`,
+/// `--grpc-restricted-protocol`; Triton's "Limit Endpoint Access" in
+/// `docs/customization_guide/inference_protocols.md`, r24.01 and later, so in the 26.07 default).
+/// `--model-control-mode` stays at its default `none`, so load and unload are refused anyway;
+/// the repository index, shared-memory registration, tracing and log settings are not.
+const RESTRICTED_APIS: &str = "model-repository,shared-memory,trace,logging";
+/// The header that opens them (gRPC prefixes it with `triton-grpc-protocol-`).
+const RESTRICTED_HEADER: &str = "triton-admin-key";
+/// The variable that holds its value: the pod's UID from the downward API, which nothing
+/// outside the cluster knows and no file in the repository holds. An operator reads it with
+/// `kubectl get pod -o jsonpath='{.metadata.uid}'`.
+pub(super) const RESTRICTED_VALUE_ENV: &str = "TRITON_ADMIN_KEY";
+/// gRPC methods the ingress routes: inference (unary and streaming), health, and the model's
+/// readiness and metadata, which clients read before they build a request. Every other method
+/// (repository, shared memory, statistics, trace, logging, configuration) stays in the cluster.
+const GRPC_METHODS: &[&str] = &[
+    "ModelInfer",
+    "ModelStreamInfer",
+    "ServerLive",
+    "ServerReady",
+    "ModelReady",
+    "ModelMetadata",
+];
 /// Triton's ports, as both references use them.
 pub(super) const HTTP_PORT: u16 = 8000;
 pub(super) const GRPC_PORT: u16 = 8001;
@@ -167,6 +190,28 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         pool.max_nodes,
     );
     let (min_replicas, max_replicas) = autoscaling?;
+    let model_name = spec.model.name.as_deref();
+    if let Some(name) = model_name
+        && !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        // The name becomes a route path segment.
+        let d = planner.error(
+            gcp::rule::CONFLICT,
+            "spec.model.name",
+            "a model name is one folder of the model repository",
+        );
+        d.expected = Some("letters, digits, `_`, `-` and `.`".into());
+    }
+    if spec.ingress.is_some() && model_name.is_none() {
+        let d = planner.error(
+            gcp::rule::CONFLICT,
+            "spec.model.name",
+            "the ingress routes inference and health of one model only, and needs its name",
+        );
+        d.fix = Some("name the model served (`spec.model.name`), or remove `spec.ingress`".into());
+    }
     let gateway_api = spec.ingress.as_ref().and_then(|ingress| {
         ingress.gateway_api(planner, &mut gcp, &cluster, &spec.network, &triton_name)
     });
@@ -194,6 +239,11 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         // `nv_gpu_utilization`, which the HPA follows by default.
         "--allow-gpu-metrics=true".to_string(),
     ];
+    for flag in ["--http-restricted-api", "--grpc-restricted-protocol"] {
+        args.push(format!(
+            "{flag}={RESTRICTED_APIS}:{RESTRICTED_HEADER}=$({RESTRICTED_VALUE_ENV})"
+        ));
+    }
     args.extend(spec.triton.args.iter().cloned());
     let node_selector = BTreeMap::from([
         (
@@ -220,6 +270,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         &namespace,
     );
     let host = format!("{triton_name}.{namespace}.svc.cluster.local");
+    let routes = routes(model_name.unwrap_or_default(), spec.framework());
     let ingress = spec
         .ingress
         .as_ref()
@@ -243,6 +294,8 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
                 http_port: HTTP_PORT,
                 grpc_port: GRPC_PORT,
                 host,
+                routes,
+                restricted_value_env: RESTRICTED_VALUE_ENV,
             },
             autoscaling,
             ingress,
@@ -254,4 +307,31 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         },
         gpu,
     })
+}
+
+/// What the ingress forwards, and nothing else: the model's inference (and, for TensorRT-LLM,
+/// generate) endpoints, its readiness and metadata, the server's health, and the gRPC methods
+/// of [`GRPC_METHODS`]. Exact paths: a prefix would let `…/config`, `…/stats` or
+/// `…/trace/setting` through. Versioned paths are left out; Triton serves the latest version
+/// by default.
+fn routes(model: &str, framework: Framework) -> Routes {
+    let base = format!("/v2/models/{model}");
+    let mut http_paths = vec![
+        "/v2/health/live".to_string(),
+        "/v2/health/ready".to_string(),
+        base.clone(),
+        format!("{base}/ready"),
+        format!("{base}/infer"),
+    ];
+    if framework == Framework::TensorrtLlmTriton {
+        http_paths.push(format!("{base}/generate"));
+        http_paths.push(format!("{base}/generate_stream"));
+    }
+    Routes {
+        http_paths,
+        grpc_methods: GRPC_METHODS
+            .iter()
+            .map(|method| format!("/inference.GRPCInferenceService/{method}"))
+            .collect(),
+    }
 }

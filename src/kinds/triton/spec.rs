@@ -62,8 +62,9 @@ pub struct Spec {
     /// The HorizontalPodAutoscaler of the server.
     #[serde(default)]
     pub(super) autoscaling: Autoscaling,
-    /// An ingress: Istio (HTTP and gRPC on port 80, the default) or GKE's Gateway API (HTTP on
-    /// port 80); without it the server is reachable inside the cluster only.
+    /// An ingress for inference and health of `model.name`: Istio (HTTP and gRPC, the default)
+    /// or GKE's Gateway API (HTTP); internal unless `public: true`. Without it the server is
+    /// reachable inside the cluster only.
     pub(super) ingress: Option<Ingress>,
     /// Run the reference's health check (a Job that waits for Triton's readiness endpoint
     /// through the Service) after each apply of a new server (default `true`).

@@ -44,6 +44,19 @@ pub(super) struct TritonPlan {
     pub(super) grpc_port: u16,
     /// `<name>.<namespace>.svc.cluster.local`.
     pub(super) host: String,
+    /// What an ingress forwards.
+    pub(super) routes: Routes,
+    /// The variable that holds the restricted APIs' header value.
+    pub(super) restricted_value_env: &'static str,
+}
+
+/// The requests an ingress forwards to the server; every other path answers 404 there.
+#[derive(Debug, Serialize)]
+pub(super) struct Routes {
+    /// Exact HTTP paths.
+    pub(super) http_paths: Vec<String>,
+    /// Exact gRPC paths (`/<service>/<method>`).
+    pub(super) grpc_methods: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]

@@ -117,31 +117,130 @@ fn capacity_counts_whole_pods_per_node() {
 }
 
 #[test]
-fn the_gateway_api_ingress_is_internal_only_when_asked_and_answers_any_host_by_default() {
-    let (_, plan, findings) = read("  ingress: {api: gateway, hosts: [\"*\"]}\n");
+fn ingresses_are_internal_unless_public_and_answer_any_host_by_default() {
+    let model = "  model: {name: densenet_onnx}\n";
+    let (_, plan, findings) = read(&format!(
+        "{model}  ingress: {{api: gateway, hosts: [\"*\"]}}\n"
+    ));
     assert!(findings.is_empty(), "{findings:?}");
-    let workload = plan.unwrap().workload;
-    assert!(workload.ingress.is_none(), "no Istio objects");
-    let gateway = workload.gateway_api.unwrap();
-    assert_eq!(gateway.class, "gke-l7-global-external-managed");
-    assert!(gateway.hostnames.is_empty());
-    assert!(gateway.cluster_ready);
-    let (_, plan, _) =
-        read("  ingress: {api: gateway, internal: true, hosts: [a.example.internal]}\n");
     let plan = plan.unwrap();
+    assert!(plan.workload.ingress.is_none(), "no Istio objects");
     let gateway = plan.workload.gateway_api.unwrap();
     assert_eq!(gateway.class, "gke-l7-rilb");
-    assert_eq!(gateway.hostnames, ["a.example.internal"]);
+    assert!(gateway.hostnames.is_empty());
+    assert!(gateway.cluster_ready);
     assert!(plan.infra.clusters[0].gateway_api);
-    // The Istio form stays the default.
-    let (_, plan, _) = read("  ingress: {}\n");
+    let (_, plan, findings) = read(&format!(
+        "{model}  ingress:\n    api: gateway\n    public: true\n    hosts: [a.example.com]\n    tls: {{certificateMap: m}}\n    auth: {{cloudArmorPolicy: p}}\n"
+    ));
+    assert!(findings.is_empty(), "{findings:?}");
+    let gateway = plan.unwrap().workload.gateway_api.unwrap();
+    assert_eq!(gateway.class, "gke-l7-global-external-managed");
+    assert_eq!(gateway.hostnames, ["a.example.com"]);
+    assert_eq!(gateway.certificate_map.as_deref(), Some("m"));
+    assert_eq!(gateway.cloud_armor_policy.as_deref(), Some("p"));
+    // The Istio form stays the default, internal, on HTTP without TLS.
+    let (_, plan, _) = read(&format!("{model}  ingress: {{}}\n"));
     let workload = plan.unwrap().workload;
-    assert!(workload.ingress.is_some() && workload.gateway_api.is_none());
+    assert!(workload.gateway_api.is_none());
+    let istio = serde_json::to_value(workload.ingress.unwrap()).unwrap();
+    assert_eq!(istio["deployment"]["internal"], true);
+    assert_eq!(istio["tls_secret"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_public_ingress_needs_tls_and_authentication() {
+    let unprotected = crate::plan::rule::INGRESS_UNPROTECTED;
+    let model = "  model: {name: densenet_onnx}\n";
+    for api in ["istio", "gateway"] {
+        let (_, plan, findings) =
+            read(&format!("{model}  ingress: {{api: {api}, public: true}}\n"));
+        assert!(plan.is_none(), "{api}");
+        assert_eq!(findings, [unprotected, unprotected], "{api}");
+    }
+    // Istio: a Secret and a JWT; both policies select the blueprint's gateway.
+    let (_, plan, findings) = read(&format!(
+        "{model}  ingress:\n    public: true\n    tls: {{secret: cert}}\n    auth: {{jwt: {{issuer: https://issuer.example, jwksUri: https://issuer.example/keys}}}}\n"
+    ));
+    assert!(findings.is_empty(), "{findings:?}");
+    let istio = serde_json::to_value(plan.unwrap().workload.ingress.unwrap()).unwrap();
+    assert_eq!(istio["deployment"]["internal"], false);
+    assert_eq!(istio["tls_secret"], "cert");
+    assert_eq!(istio["jwt"]["principal"], "https://issuer.example/*");
+    // The other API's protection does not count, and a JWT's keys come over HTTPS.
+    let (_, _, findings) = read(&format!(
+        "{model}  ingress:\n    public: true\n    tls: {{secret: cert}}\n    auth: {{iap: {{clientId: c, oauthClientSecret: s}}, jwt: {{issuer: i, jwksUri: http://keys}}}}\n"
+    ));
+    assert_eq!(
+        findings,
+        [crate::plan::rule::CONFLICT, crate::plan::rule::CONFLICT]
+    );
+    // An existing gateway's pods are outside the blueprint's namespace: not public.
+    let (_, _, findings) = read(&format!(
+        "{model}  ingress:\n    public: true\n    gatewaySelector: {{istio: ingressgateway}}\n    tls: {{secret: cert}}\n    auth: {{jwt: {{issuer: i, jwksUri: https://keys}}}}\n"
+    ));
+    assert_eq!(findings, [crate::plan::rule::CONFLICT]);
+}
+
+#[test]
+fn the_server_starts_with_its_control_apis_restricted() {
+    let (_, plan, _) = read("  triton: {args: [--log-verbose=1]}\n");
+    let triton = plan.unwrap().workload.triton;
+    let restricted =
+        "model-repository,shared-memory,trace,logging:triton-admin-key=$(TRITON_ADMIN_KEY)";
+    assert!(
+        triton
+            .args
+            .contains(&format!("--http-restricted-api={restricted}")),
+        "{:?}",
+        triton.args
+    );
+    assert!(
+        triton
+            .args
+            .contains(&format!("--grpc-restricted-protocol={restricted}"))
+    );
+    // The blueprint's own arguments come last, and no header value is written anywhere.
+    assert_eq!(triton.args.last().unwrap(), "--log-verbose=1");
+    assert_eq!(triton.restricted_value_env, "TRITON_ADMIN_KEY");
+}
+
+#[test]
+fn an_ingress_routes_inference_and_health_of_its_model_only() {
+    let (_, plan, _) =
+        read("  model: {name: ensemble, framework: tensorrt_llm_triton}\n  ingress: {}\n");
+    let routes = plan.unwrap().workload.triton.routes;
+    assert_eq!(
+        routes.http_paths,
+        [
+            "/v2/health/live",
+            "/v2/health/ready",
+            "/v2/models/ensemble",
+            "/v2/models/ensemble/ready",
+            "/v2/models/ensemble/infer",
+            "/v2/models/ensemble/generate",
+            "/v2/models/ensemble/generate_stream",
+        ]
+    );
+    assert!(
+        routes
+            .grpc_methods
+            .iter()
+            .all(|m| m.starts_with("/inference.GRPCInferenceService/"))
+    );
+    assert!(!routes.grpc_methods.iter().any(|m| m.contains("Repository")));
+    // The routes name the model: an ingress without one cannot route it.
+    let (_, plan, findings) = read("  ingress: {}\n");
+    assert!(plan.is_none());
+    assert_eq!(findings, [crate::plan::rule::CONFLICT]);
+    let (_, _, findings) = read("  model: {name: \"a/../b\"}\n");
+    assert_eq!(findings, [crate::plan::rule::CONFLICT]);
 }
 
 #[test]
 fn istio_gateway_fields_conflict_with_the_gateway_api() {
-    let (_, plan, findings) = read("  ingress: {api: gateway, revision: asm-1, minReplicas: 2}\n");
+    let (_, plan, findings) =
+        read("  model: {name: m}\n  ingress: {api: gateway, revision: asm-1, minReplicas: 2}\n");
     assert!(plan.is_none());
     assert_eq!(
         findings,
