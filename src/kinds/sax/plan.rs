@@ -93,6 +93,9 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             kind: SaxServing::NAME,
             families: &[TpuFamily::V4, TpuFamily::V5e],
             multislice: false,
+            // Serving must answer: its slices stay up unless the blueprint releases them.
+            idle: accelerator::Idle::Keep,
+            queued_provisioning: false,
         },
     );
     let (namespace, kubernetes_service_account) = site.names(planner, "saxml");
@@ -272,6 +275,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     if planner.has_errors() {
         return None;
     }
+    accelerator::check_obtainable(planner, &tpu);
     gcp.slice_pools(
         &cluster,
         &tpu,
