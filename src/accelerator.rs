@@ -32,6 +32,75 @@ pub struct TpuSpec {
     /// Number of slices (default 1; more than 1 is multislice).
     #[schemars(extend("default" = 1))]
     pub slices: Option<u32>,
+    /// Where the slices' TPU VMs come from (default: on-demand).
+    pub capacity: Option<CapacitySpec>,
+    /// What the slice node pools do while nothing runs on them: `release` (scale to zero,
+    /// the default for training) or `keep` (a fixed pool, billed around the clock; the
+    /// default for serving).
+    pub idle: Option<Idle>,
+}
+
+/// `spec.tpu.capacity` as written.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CapacitySpec {
+    /// `onDemand`, `spot`, `flexStart` (queued provisioning through Kueue) or `reservation`.
+    #[serde(rename = "type")]
+    pub type_: CapacityType,
+    /// Name of the specific reservation the slices consume (with `type: reservation`).
+    pub reservation: Option<String>,
+    /// Project that owns a shared reservation (default: the blueprint's project).
+    pub reservation_project: Option<String>,
+}
+
+/// How TPU capacity is obtained.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum CapacityType {
+    /// On-demand VMs: billed while they exist, and only if the zone has them free.
+    #[default]
+    OnDemand,
+    /// Spot VMs: cheaper, and preempted whenever Compute Engine needs them back.
+    Spot,
+    /// Flex-start through queued provisioning: Kueue asks GKE for the whole slice and
+    /// admits the job once it is there.
+    FlexStart,
+    /// A specific reservation, billed whether it is used or not.
+    Reservation,
+}
+
+/// What a slice node pool does while nothing runs on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Idle {
+    /// Scale to zero nodes; the cluster autoscaler adds the whole slice when pods need it.
+    Release,
+    /// Keep every node of the slice (a fixed pool).
+    Keep,
+}
+
+/// The resolved capacity of a blueprint's slices.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CapacityPlan {
+    /// How the capacity is obtained.
+    #[serde(rename = "type")]
+    pub type_: CapacityType,
+    /// `projects/<project>/reservations/<name>` for a shared reservation, else its name.
+    pub reservation: Option<String>,
+    /// Whether the blueprint wrote `spec.tpu.capacity` (a choice made, not a default).
+    #[serde(skip)]
+    pub written: bool,
+    /// Whether the kind could take flex-start (it queues in Kueue), for advice.
+    #[serde(skip)]
+    pub queueable: bool,
+}
+
+impl CapacityPlan {
+    /// Whether the slices come through queued provisioning (flex-start).
+    #[must_use]
+    pub fn queued(&self) -> bool {
+        self.type_ == CapacityType::FlexStart
+    }
 }
 
 /// `spec.gpu` as written.
@@ -94,6 +163,10 @@ pub struct TpuPlan {
     pub compact_placement: bool,
     /// More than one VM per slice.
     pub multi_host: bool,
+    /// Where the VMs come from.
+    pub capacity: CapacityPlan,
+    /// Whether the slice pools scale to zero while idle (else they are fixed).
+    pub scale_to_zero: bool,
 }
 
 impl TpuPlan {
@@ -111,6 +184,8 @@ impl TpuPlan {
             total_chips: slice.chips() * slices,
             compact_placement: slice.placement() == Placement::Compact,
             multi_host: slice.is_multi_host(),
+            capacity: CapacityPlan::default(),
+            scale_to_zero: false,
         }
     }
 }
@@ -137,6 +212,11 @@ pub struct TpuSupport<'k> {
     pub families: &'k [TpuFamily],
     /// Whether it runs several slices as one job.
     pub multislice: bool,
+    /// What its slice pools do while idle when `spec.tpu.idle` is not written: training
+    /// releases them, serving keeps them (serving must answer).
+    pub idle: Idle,
+    /// Whether its jobs queue in Kueue, which flex-start capacity needs.
+    pub queued_provisioning: bool,
 }
 
 /// Resolves `spec.tpu` through the catalog; `None` (with findings) when it cannot.
@@ -253,7 +333,137 @@ pub fn resolve_tpu(
         );
         return None;
     }
-    Some(TpuPlan::new(&slice, slices))
+    let mut plan = TpuPlan::new(&slice, slices);
+    plan.capacity = resolve_capacity(planner, spec.capacity.as_ref())?;
+    plan.capacity.queueable = support.queued_provisioning;
+    if plan.capacity.queued() && !support.queued_provisioning {
+        let d = planner.error(
+            rule::TPU_CAPACITY,
+            "spec.tpu.capacity.type",
+            format!(
+                "`{}` does not queue its work in Kueue, which flex-start capacity needs",
+                support.kind
+            ),
+        );
+        d.expected = Some("`onDemand`, `spot` or `reservation`".into());
+        return None;
+    }
+    // Queued provisioning creates nodes only for an admitted job, from zero: never fixed.
+    plan.scale_to_zero =
+        plan.capacity.queued() || spec.idle.unwrap_or(support.idle) == Idle::Release;
+    if plan.capacity.queued() && spec.idle == Some(Idle::Keep) {
+        let d = planner.error(
+            rule::CONFLICT,
+            "spec.tpu.idle",
+            "flex-start slices exist only while an admitted job runs; they cannot be kept",
+        );
+        d.fix = Some("remove `idle: keep`, or choose another `capacity.type`".into());
+        return None;
+    }
+    Some(plan)
+}
+
+/// Checks `spec.tpu.capacity` and warns about capacity a multi-host slice may not get.
+fn resolve_capacity(
+    planner: &mut Planner<'_>,
+    spec: Option<&CapacitySpec>,
+) -> Option<CapacityPlan> {
+    let type_ = spec.map_or(CapacityType::OnDemand, |spec| spec.type_);
+    let reservation = match (type_, spec.and_then(|s| s.reservation.as_deref())) {
+        (CapacityType::Reservation, None) => {
+            let d = planner.error(
+                rule::TPU_CAPACITY,
+                "spec.tpu.capacity",
+                "`type: reservation` needs the reservation's name",
+            );
+            d.expected = Some("`reservation: <name>`".into());
+            d.fix = Some("add `reservation: <name of the specific reservation>`".into());
+            return None;
+        }
+        (CapacityType::Reservation, Some(name)) => {
+            if crate::names::resource(name).is_err() {
+                let d = planner.error(
+                    rule::TPU_CAPACITY,
+                    "spec.tpu.capacity.reservation",
+                    "not a Compute Engine reservation name",
+                );
+                d.found = Some(name.to_string());
+                d.expected = Some("a lowercase name of letters, digits and `-`".into());
+                return None;
+            }
+            let project = spec.and_then(|s| s.reservation_project.as_deref());
+            if let Some(project) = project
+                && crate::names::project_id(project).is_err()
+            {
+                let d = planner.error(
+                    rule::TPU_CAPACITY,
+                    "spec.tpu.capacity.reservationProject",
+                    "not a GCP project id",
+                );
+                d.found = Some(project.to_string());
+                return None;
+            }
+            // A shared reservation is named with its project (GKE's form for
+            // `reservationAffinity.values`).
+            Some(project.map_or_else(
+                || name.to_string(),
+                |project| format!("projects/{project}/reservations/{name}"),
+            ))
+        }
+        (_, reservation) => {
+            // A reservation named for capacity that would never consume it is a mistake.
+            let stray = if reservation.is_some() {
+                Some("reservation")
+            } else if spec.is_some_and(|s| s.reservation_project.is_some()) {
+                Some("reservationProject")
+            } else {
+                None
+            };
+            if let Some(field) = stray {
+                let d = planner.error(
+                    rule::CONFLICT,
+                    &format!("spec.tpu.capacity.{field}"),
+                    format!("`{field}` is read only with `type: reservation`"),
+                );
+                d.fix = Some(format!("remove `{field}`, or set `type: reservation`"));
+                return None;
+            }
+            None
+        }
+    };
+    Some(CapacityPlan {
+        type_,
+        reservation,
+        written: spec.is_some(),
+        queueable: false,
+    })
+}
+
+/// Warns when a multi-host slice relies on on-demand capacity by default. Kinds call it once
+/// their plan has no error, so the warning never crowds out what must be fixed first.
+pub fn check_obtainable(planner: &mut Planner<'_>, tpu: &TpuPlan) {
+    // A multi-host slice is created whole or not at all: on demand, every VM of it must be
+    // free in the zone at once, and for large slices often is not. Written out explicitly,
+    // `onDemand` is the blueprint's choice.
+    if tpu.capacity.type_ == CapacityType::OnDemand && tpu.multi_host && !tpu.capacity.written {
+        let d = planner.warning(
+            rule::TPU_CAPACITY_ON_DEMAND,
+            "spec.tpu",
+            format!(
+                "`{}` is a multi-host slice of {} VMs on on-demand capacity, which the zone may not have free all at once: its node pool may never be created or scaled up",
+                tpu.type_name, tpu.hosts
+            ),
+        );
+        let flex_start = if tpu.capacity.queueable {
+            ", `{type: flexStart}`"
+        } else {
+            ""
+        };
+        d.expected = Some("reserved, flex-start or spot capacity for a multi-host slice".into());
+        d.fix = Some(format!(
+            "set `spec.tpu.capacity` to `{{type: reservation, reservation: <name>}}`{flex_start} or `{{type: spot}}`; or write `{{type: onDemand}}` to accept the risk"
+        ));
+    }
 }
 
 /// Resolves `spec.gpu` through the catalog; `None` (with findings) when it cannot.
@@ -331,6 +541,100 @@ mod tests {
             .map(|d| d.rule.to_string())
             .collect();
         plan.ok_or(found)
+    }
+
+    /// Resolves a `tpu` stanza read from YAML for a kind that releases (training) or keeps
+    /// (serving) idle slices; the plan or the rule ids found.
+    fn tpu(stanza: &str, idle: Idle) -> Result<TpuPlan, Vec<String>> {
+        let text = "apiVersion: aiml.dev/v1alpha1\nkind: MultisliceTraining\nmetadata: {name: t}\nspec: {project: p}\n";
+        let documents = crate::yaml::parse_documents(text).unwrap();
+        let registry = Registry::builtin();
+        let blueprint = Blueprint::from_node("b.yaml", &documents[0], &registry).unwrap();
+        let repository = Repository::new();
+        let mut planner = Planner::new(&blueprint, &repository);
+        let spec: TpuSpec = serde_json::from_str(stanza).unwrap();
+        let support = TpuSupport {
+            kind: "K",
+            families: &[TpuFamily::V4, TpuFamily::V5e, TpuFamily::V6e],
+            multislice: true,
+            idle,
+            queued_provisioning: idle == Idle::Release,
+        };
+        let plan = resolve_tpu(&mut planner, &spec, support);
+        if let Some(plan) = &plan {
+            check_obtainable(&mut planner, plan);
+        }
+        let found: Vec<String> = planner
+            .finish()
+            .iter()
+            .map(|d| d.rule.to_string())
+            .collect();
+        match plan {
+            Some(plan) if found.is_empty() => Ok(plan),
+            _ => Err(found),
+        }
+    }
+
+    #[test]
+    fn training_slices_scale_to_zero_and_serving_slices_stay_unless_told() {
+        let explicit = r#"{"type": "v4-32", "capacity": {"type": "onDemand"}}"#;
+        assert!(tpu(explicit, Idle::Release).unwrap().scale_to_zero);
+        assert!(!tpu(explicit, Idle::Keep).unwrap().scale_to_zero);
+        let kept = r#"{"type": "v4-32", "capacity": {"type": "spot"}, "idle": "keep"}"#;
+        assert!(!tpu(kept, Idle::Release).unwrap().scale_to_zero);
+        // Queued provisioning has nodes only for admitted jobs.
+        let queued = r#"{"type": "v6e-16", "capacity": {"type": "flexStart"}}"#;
+        let plan = tpu(queued, Idle::Release).unwrap();
+        assert!(plan.scale_to_zero && plan.capacity.queued());
+    }
+
+    #[test]
+    fn capacity_choices_are_checked() {
+        let shared = r#"{"type": "v4-32", "capacity": {"type": "reservation", "reservation": "r1", "reservationProject": "host-project"}}"#;
+        assert_eq!(
+            tpu(shared, Idle::Release)
+                .unwrap()
+                .capacity
+                .reservation
+                .as_deref(),
+            Some("projects/host-project/reservations/r1")
+        );
+        for (stanza, idle, rule) in [
+            (
+                r#"{"type": "v4-32"}"#,
+                Idle::Release,
+                rule::TPU_CAPACITY_ON_DEMAND,
+            ),
+            (
+                r#"{"type": "v4-32", "capacity": {"type": "reservation"}}"#,
+                Idle::Release,
+                rule::TPU_CAPACITY,
+            ),
+            (
+                r#"{"type": "v4-32", "capacity": {"type": "reservation", "reservation": "R_1"}}"#,
+                Idle::Release,
+                rule::TPU_CAPACITY,
+            ),
+            (
+                r#"{"type": "v4-32", "capacity": {"type": "spot", "reservation": "r1"}}"#,
+                Idle::Release,
+                rule::CONFLICT,
+            ),
+            (
+                r#"{"type": "v6e-16", "capacity": {"type": "flexStart"}, "idle": "keep"}"#,
+                Idle::Release,
+                rule::CONFLICT,
+            ),
+            (
+                r#"{"type": "v6e-16", "capacity": {"type": "flexStart"}}"#,
+                Idle::Keep,
+                rule::TPU_CAPACITY,
+            ),
+        ] {
+            assert_eq!(tpu(stanza, idle).unwrap_err(), [rule], "{stanza}");
+        }
+        // One host is as obtainable as any VM.
+        assert!(tpu(r#"{"type": "v5litepod-4"}"#, Idle::Release).is_ok());
     }
 
     fn spec(type_: &str, count: Option<u32>, machine_type: Option<&str>) -> GpuSpec {

@@ -101,12 +101,12 @@ const KNOWN_DIFFERENCES: &[(&str, Refuses, &str)] = &[
         Refuses::Tool,
         INT32,
     ),
-    // The largest node pool is a TPU slice's: its node count is the slice's host count
-    // (`nodepool-tpu-node-count`), a rule of the tool the CRD's schema does not express.
+    // The largest node pool is a TPU slice's: its autoscaling maximum is the slice's host
+    // count (`nodepool-tpu-node-count`), a rule of the tool the CRD's schema does not express.
     (
-        "ContainerNodePool/int32-overflow@spec.nodeCount",
+        "ContainerNodePool/int32-overflow@spec.autoscaling.maxNodeCount",
         Refuses::Tool,
-        "a TPU slice pool has exactly its slice's hosts: a rule of the tool, not of the schema",
+        "a TPU slice pool has at most its slice's hosts: a rule of the tool, not of the schema",
     ),
     // The published schema requires `value`; the server's Go type reads a missing or null one
     // as 0. The tool keeps to the schema.

@@ -262,7 +262,7 @@ fn explain_an_unknown_field_fails_with_a_suggestion() {
     let run = repo.aiml(&["explain", "MultisliceTraining.spec.tpu.tipe"]);
     run.expect_code(2);
     assert!(run.stdout.is_empty());
-    insta::assert_snapshot!(run.stderr, @"error: field `spec.tpu.tipe` does not exist in MultisliceTraining; did you mean `type`? (fields of `spec.tpu`: slices, topology, type)");
+    insta::assert_snapshot!(run.stderr, @"error: field `spec.tpu.tipe` does not exist in MultisliceTraining; did you mean `type`? (fields of `spec.tpu`: capacity, idle, slices, topology, type)");
     let kind = repo.aiml(&["explain", "SaxServng.spec"]);
     kind.expect_code(2).stderr_has("did you mean `SaxServing`?");
 }
@@ -374,6 +374,8 @@ fn completion_of_commands_flags_and_explain_paths() {
     assert_eq!(
         leaves,
         [
+            "SaxServing.spec.tpu.capacity.",
+            "SaxServing.spec.tpu.idle",
             "SaxServing.spec.tpu.slices",
             "SaxServing.spec.tpu.topology",
             "SaxServing.spec.tpu.type"

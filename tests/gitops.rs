@@ -738,6 +738,36 @@ fn diff_with_render_compares_what_a_render_would_write() {
     );
 }
 
+/// Releasing kept slices (fixed pools → scale to zero) leaves the peak as it was and takes the
+/// slices out of what bills while nothing trains: `diff` shows both, per pool and in total.
+#[test]
+fn diff_shows_the_idle_cost_beside_the_peak() {
+    let (repo, git) = git_repo();
+    let kept = EXAMPLE.replace(
+        "capacity: {type: onDemand}",
+        "capacity: {type: onDemand}\n    idle: keep",
+    );
+    repo.write("blueprints/multislice-v4-32-training.yaml", &kept);
+    assert_eq!(aiml(repo.path(), &["render"], true).code, 0);
+    commit_all(&git, "Keep the slices");
+    repo.write("blueprints/multislice-v4-32-training.yaml", EXAMPLE);
+    assert_eq!(aiml(repo.path(), &["render"], true).code, 0);
+    let run = aiml(repo.path(), &["diff"], true);
+    run.expect_code(0);
+    let impact = &run.stdout[..run
+        .stdout
+        .find("\nBlueprints\n")
+        .unwrap_or(run.stdout.len())];
+    insta::assert_snapshot!("diff_idle_cost", impact);
+    let run = aiml(repo.path(), &["diff", "-o", "json"], true);
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let cost = &json["impact"]["cost"];
+    // Two v4-32 slices: 32 chips at $3.22, at the peak before and after; idle only before.
+    assert_eq!(cost["before_per_hour"], cost["after_per_hour"]);
+    assert_eq!(cost["idle_delta_per_hour"], -103.04);
+    assert_eq!(cost["lines"][0]["after_idle_per_hour"], 0.0);
+}
+
 // ---------------------------------------------------------------------------------------
 // Config Sync and Argo CD wiring
 

@@ -123,7 +123,7 @@ fn a_repository_kind_renders_through_the_shared_blocks() {
     // its parameters.
     insta::assert_snapshot!(read(&repo, DEPLOYMENT));
     // The GCP side comes from the shared blocks: one TPU pool of one v5e-8 host, in the
-    // kind's zone, labelled for the blueprint.
+    // kind's zone, labelled for the blueprint, released (scaled to zero) while no pod needs it.
     let pool = read(
         &repo,
         "rendered/gemma-server/config-connector/my-project/containernodepool.container.cnrm.cloud.google.com_gemma-server-tpu-slice-0.yaml",
@@ -132,7 +132,8 @@ fn a_repository_kind_renders_through_the_shared_blocks() {
         &pool,
         &[
             "machineType: ct5lp-hightpu-8t",
-            "nodeCount: 1",
+            "minNodeCount: 0",
+            "maxNodeCount: 1",
             "aiml.dev/blueprint: gemma-server",
             "- us-west4-a",
         ],

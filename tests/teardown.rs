@@ -72,7 +72,7 @@ fn removing_a_blueprint_abandons_its_cluster_pools_and_network() {
             "ContainerCluster my-project/{NAME} [{NAME}]: removed from Config Connector but abandoned: it stays in GCP (and keeps costing about $0.10/h)"
         ),
         format!(
-            "ContainerNodePool my-project/{NAME}-tpu-slice-0 [{NAME}]: removed from Config Connector but abandoned: it stays in GCP (and keeps costing about $51.52/h)"
+            "ContainerNodePool my-project/{NAME}-tpu-slice-0 [{NAME}]: removed from Config Connector but abandoned: it stays in GCP (and keeps costing about $0.00/h idle, up to $51.52/h)"
         ),
         format!(
             "ComputeNetwork my-project/{NAME}-network [{NAME}]: removed from Config Connector but abandoned"
@@ -193,10 +193,23 @@ fn a_slice_fewer_leaves_the_slice_running_and_costing() {
     render(&repo);
     let run = passes(&repo);
     run.stdout_has(&format!(
-        "! remove ContainerNodePool my-project/{NAME}-tpu-slice-2 [{NAME}]: removed from Config Connector but abandoned: it stays in GCP (and keeps costing about $51.52/h) until deleted by hand\n"
+        "! remove ContainerNodePool my-project/{NAME}-tpu-slice-2 [{NAME}]: removed from Config Connector but abandoned: it stays in GCP (and keeps costing about $0.00/h idle, up to $51.52/h) until deleted by hand\n"
     ))
     .stdout_has(&format!(
-        "note: abandoned, so still billed although no longer counted: ContainerNodePool my-project/{NAME}-tpu-slice-2 $51.52/h"
+        "note: abandoned, so still billed although no longer counted: ContainerNodePool my-project/{NAME}-tpu-slice-2 $0.00/h idle, up to $51.52/h"
+    ));
+    // A slice kept up bills around the clock once abandoned.
+    let kept = |text: &str| {
+        text.replace(
+            "capacity: {type: onDemand}",
+            "capacity: {type: onDemand}\n    idle: keep",
+        )
+    };
+    let (repo, _git) = committed(&kept(&three));
+    repo.write(BLUEPRINT, &kept(EXAMPLE));
+    render(&repo);
+    passes(&repo).stdout_has(&format!(
+        "! remove ContainerNodePool my-project/{NAME}-tpu-slice-2 [{NAME}]: removed from Config Connector but abandoned: it stays in GCP (and keeps costing about $51.52/h) until deleted by hand\n"
     ));
 }
 

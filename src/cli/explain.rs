@@ -558,7 +558,7 @@ mod tests {
         let document = document("MultisliceTraining");
         let tpu = resolve(&document, &["spec", "tpu"]).ok().unwrap();
         let names: Vec<&str> = tpu.fields().iter().map(|f| f.name).collect();
-        assert_eq!(names, ["slices", "topology", "type"]);
+        assert_eq!(names, ["capacity", "idle", "slices", "topology", "type"]);
         let slices = resolve(&document, &["spec", "tpu", "slices"]).ok().unwrap();
         assert_eq!(slices.type_name(), "integer");
         assert_eq!(slices.default(), Some(&json!(1)));

@@ -343,12 +343,20 @@ pub struct NodePoolPlan {
     pub cluster: Ref,
     /// Size.
     pub scale: Scale,
+    /// `initialNodeCount` of an autoscaling pool, when written. GCP cannot change it in place,
+    /// so TPU slice pools leave it out (GKE then creates them empty): a fixed slice pool
+    /// released to autoscaling is updated, not recreated.
+    pub initial_node_count: Option<u32>,
     /// Machine type.
     pub machine_type: String,
     /// Boot disk size in GB, when set.
     pub disk_size_gb: Option<u32>,
     /// Spot VMs.
     pub spot: bool,
+    /// The specific reservation its VMs consume (`projects/<p>/reservations/<name>` or a name).
+    pub reservation: Option<String>,
+    /// Nodes only through queued provisioning (Kueue's ProvisioningRequest admission check).
+    pub queued: bool,
     /// Node service account.
     pub service_account: Ref,
     /// Node labels.

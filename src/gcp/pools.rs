@@ -12,7 +12,7 @@ use super::{
     AccountHandle, ClusterHandle, Dependency, Gcp, GuestAccelerator, Meta, NodePoolPlan,
     PlacementPlan, Scale, Taint, TaintSpec, rule,
 };
-use crate::accelerator::{GpuPlan, TpuPlan};
+use crate::accelerator::{CapacityType, GpuPlan, TpuPlan};
 use crate::limits::MAX_NODES_PER_POOL;
 use crate::names;
 use crate::plan::Planner;
@@ -108,9 +108,12 @@ impl Gcp {
             cluster,
             node_locations,
             scale,
+            slice: false,
             machine_type,
             disk_size_gb: spec.disk_size_gb.or(defaults.disk_size_gb),
             spot: spec.spot,
+            reservation: None,
+            queued: false,
             service_account,
             labels: defaults
                 .labels
@@ -131,8 +134,8 @@ impl Gcp {
         });
     }
 
-    /// Plans one node pool per TPU slice, each exactly one slice of `tpu.hosts` nodes in
-    /// `zone`, labelled with `labels` (plus the reference's multislice group labels). Returns
+    /// Plans one node pool per TPU slice, each one slice of `tpu.hosts` nodes in `zone`
+    /// (fixed, or scaling between none and the whole slice), on the slices' capacity, labelled with `labels` (plus the reference's multislice group labels). Returns
     /// the GKE node pool names.
     pub fn tpu_pools(
         &mut self,
@@ -184,11 +187,13 @@ impl Gcp {
                 resource_id: resource_id.clone(),
                 cluster,
                 node_locations: vec![self.zone.clone()],
-                // Multi-host TPU slices are atomic: exactly one slice of VMs per pool.
-                scale: Scale::Fixed { nodes: tpu.hosts },
+                scale: slice_scale(tpu),
+                slice: true,
                 machine_type: tpu.machine_type.to_string(),
                 disk_size_gb: None,
-                spot: false,
+                spot: tpu.capacity.type_ == CapacityType::Spot,
+                reservation: tpu.capacity.reservation.clone(),
+                queued: tpu.capacity.queued(),
                 service_account,
                 labels: pool_labels,
                 taints: Vec::new(),
@@ -218,9 +223,12 @@ impl Gcp {
             cluster,
             node_locations: Vec::new(),
             scale,
+            slice: false,
             machine_type: gpu.machine_type.clone(),
             disk_size_gb: None,
             spot: false,
+            reservation: None,
+            queued: false,
             service_account,
             labels: BTreeMap::new(),
             taints: Vec::new(),
@@ -273,9 +281,12 @@ impl Gcp {
             cluster,
             node_locations,
             scale,
+            slice: false,
             machine_type: gpu.machine_type.clone(),
             disk_size_gb: spec.disk_size_gb.or(defaults.disk_size_gb),
             spot: spec.spot,
+            reservation: None,
+            queued: false,
             service_account,
             labels: defaults.labels.clone(),
             taints: Vec::new(),
@@ -318,9 +329,15 @@ impl Gcp {
             node_locations: input.node_locations,
             cluster: input.cluster.reference.clone(),
             scale: input.scale,
+            initial_node_count: match input.scale {
+                Scale::Autoscaling { min, .. } if !input.slice => Some(min),
+                _ => None,
+            },
             machine_type: input.machine_type,
             disk_size_gb: input.disk_size_gb,
             spot: input.spot,
+            reservation: input.reservation,
+            queued: input.queued,
             service_account: input.service_account.reference.clone(),
             labels: input.labels,
             taints: input.taints,
@@ -336,9 +353,13 @@ struct NodePoolInput<'h> {
     cluster: &'h ClusterHandle,
     node_locations: Vec<String>,
     scale: Scale,
+    /// A TPU slice's pool.
+    slice: bool,
     machine_type: String,
     disk_size_gb: Option<u32>,
     spot: bool,
+    reservation: Option<String>,
+    queued: bool,
     service_account: &'h AccountHandle,
     labels: BTreeMap<String, String>,
     taints: Vec<Taint>,
@@ -372,6 +393,22 @@ pub fn boot_disk_for_ephemeral(request_gib: u32) -> u32 {
         .map(|disk| disk.div_ceil(10) * 10)
         .find(|&disk| allocatable_ephemeral_gib(disk) >= f64::from(request_gib))
         .unwrap_or(bound.div_ceil(10) * 10)
+}
+
+/// The size of one slice's pool. Multi-host TPU slices are atomic: a pool holds exactly one
+/// slice of VMs, or none while idle. GKE's cluster autoscaler adds a multi-host slice whole,
+/// from zero to the slice's VMs, and removes it whole when no pod needs it; the bounds are per
+/// zone (a slice lives in one), since GKE checks a slice against the per-zone maximum.
+/// See <https://cloud.google.com/kubernetes-engine/docs/how-to/tpus#autoscaling>.
+fn slice_scale(tpu: &TpuPlan) -> Scale {
+    if tpu.scale_to_zero {
+        Scale::Autoscaling {
+            min: 0,
+            max: tpu.hosts,
+        }
+    } else {
+        Scale::Fixed { nodes: tpu.hosts }
+    }
 }
 
 fn guest_accelerators(gpu: &GpuPlan, driver: GpuDriverVersion) -> Vec<GuestAccelerator> {

@@ -20,9 +20,11 @@
 //! - **Accelerators.** TPU chips and GPUs per type, in node pools (nodes x chips or GPUs per
 //!   node) and in workloads (pods at full size x `google.com/tpu` or `nvidia.com/gpu`), before
 //!   and after, where they differ.
-//! - **Cost.** The on-demand hourly price of the node pools (and the GKE fee per cluster)
-//!   before and after, from [`super::prices`]: an estimate, with its sources, and every node
-//!   that could not be priced named.
+//! - **Cost.** The hourly list price of the node pools (and the GKE fee per cluster) before
+//!   and after, from [`super::prices`], twice: at the peak (every pool at its largest) and
+//!   idle (what bills while nothing trains or serves: pools at their minimum, reserved
+//!   capacity, cluster fees). An estimate, with its sources, and every node that could not be
+//!   priced named.
 //!
 //! Both sides are read whole (totals, not only changed objects), with the validation models
 //! ([`crate::validate`]) reading node pools and pod templates as every rule reads them.
@@ -193,10 +195,14 @@ pub struct AcceleratorDelta {
 /// The hourly cost estimate.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Cost {
-    /// USD per hour before, over what could be priced.
+    /// USD per hour before at the peak (every pool at its largest), over what could be priced.
     pub before_usd_per_hour: f64,
-    /// USD per hour after.
+    /// USD per hour after at the peak.
     pub after_usd_per_hour: f64,
+    /// USD per hour before while idle: pools at their minimum, reservations, cluster fees.
+    pub before_idle_usd_per_hour: f64,
+    /// USD per hour after while idle.
+    pub after_idle_usd_per_hour: f64,
     /// Node pools and clusters whose cost changes.
     pub lines: Vec<CostLine>,
     /// What could not be priced (never counted as zero).
@@ -208,10 +214,16 @@ pub struct Cost {
 }
 
 impl Cost {
-    /// After minus before.
+    /// After minus before, at the peak.
     #[must_use]
     pub fn delta(&self) -> f64 {
         self.after_usd_per_hour - self.before_usd_per_hour
+    }
+
+    /// After minus before, while idle.
+    #[must_use]
+    pub fn idle_delta(&self) -> f64 {
+        self.after_idle_usd_per_hour - self.before_idle_usd_per_hour
     }
 }
 
@@ -222,10 +234,14 @@ pub struct CostLine {
     pub blueprint: String,
     /// `ContainerNodePool my-project/pool`, …
     pub object: String,
-    /// USD per hour before (`None`: absent or unpriced).
+    /// USD per hour before at the peak (`None`: absent or unpriced).
     pub before_usd_per_hour: Option<f64>,
-    /// USD per hour after.
+    /// USD per hour after at the peak.
     pub after_usd_per_hour: Option<f64>,
+    /// USD per hour before while idle.
+    pub before_idle_usd_per_hour: Option<f64>,
+    /// USD per hour after while idle.
+    pub after_idle_usd_per_hour: Option<f64>,
     /// How the new (or old) figure is made up.
     pub detail: String,
 }
@@ -251,11 +267,19 @@ const STATEFUL: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// What an object costs per hour at its peak and while idle, and how that is made up.
+#[derive(Clone, Debug, PartialEq)]
+struct Priced {
+    peak: f64,
+    idle: f64,
+    detail: String,
+}
+
 /// What each side holds, counted.
 #[derive(Default)]
 struct Inventory {
-    /// (blueprint, object description) → (price or why not, detail).
-    priced: BTreeMap<(String, String), Result<(f64, String), String>>,
+    /// (blueprint, object description) → price or why not.
+    priced: BTreeMap<(String, String), Result<Priced, String>>,
     /// (accelerator, unit, counted in) → count.
     accelerators: BTreeMap<(String, &'static str, &'static str), i64>,
     /// Per node pool: what its nodes carry, for consequences.
@@ -279,24 +303,93 @@ fn describe(id: &ObjectRef) -> String {
     }
 }
 
-/// Nodes of a pool at its current size: `nodeCount`, else `initialNodeCount`, else the
-/// autoscaling minimum, per zone times the zones of `nodeLocations` (or the total minimum).
-fn nodes(spec: Option<&crate::yaml::Node>) -> (i64, bool) {
-    let Some(spec) = spec else { return (0, false) };
+/// Nodes of a pool: at its peak and while idle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Nodes {
+    /// At its largest: `nodeCount`, else the autoscaling maximum.
+    peak: i64,
+    /// While no pod needs it: `nodeCount`, else the autoscaling minimum.
+    idle: i64,
+    autoscaling: bool,
+}
+
+/// Nodes of a pool: a fixed `nodeCount`, or the autoscaling bounds, per zone times the zones
+/// of `nodeLocations` (or the total bounds); `initialNodeCount` where nothing else says.
+fn nodes(spec: Option<&crate::yaml::Node>) -> Nodes {
+    let Some(spec) = spec else {
+        return Nodes {
+            peak: 0,
+            idle: 0,
+            autoscaling: false,
+        };
+    };
     let count = |path: &[&str]| spec.at(path).and_then(crate::yaml::Node::as_count);
     let zones = spec
         .get("nodeLocations")
         .and_then(crate::yaml::Node::as_seq)
         .map_or(1, |zones| i64::try_from(zones.len().max(1)).unwrap_or(1));
-    let autoscaling = spec.get("autoscaling").is_some();
-    let per_zone = count(&["nodeCount"])
-        .or_else(|| count(&["initialNodeCount"]))
-        .or_else(|| count(&["autoscaling", "minNodeCount"]));
-    let nodes = per_zone
-        .map(|n| n * zones)
-        .or_else(|| count(&["autoscaling", "totalMinNodeCount"]))
-        .unwrap_or(1);
-    (nodes, autoscaling)
+    let initial = count(&["initialNodeCount"]).map_or(1, |n| n * zones);
+    if let Some(fixed) = count(&["nodeCount"]) {
+        let nodes = fixed * zones;
+        return Nodes {
+            peak: nodes,
+            idle: nodes,
+            autoscaling: false,
+        };
+    }
+    if spec.get("autoscaling").is_none() {
+        return Nodes {
+            peak: initial,
+            idle: initial,
+            autoscaling: false,
+        };
+    }
+    let bound = |per_zone: &str, total: &str| {
+        count(&["autoscaling", per_zone])
+            .map(|n| n * zones)
+            .or_else(|| count(&["autoscaling", total]))
+    };
+    let idle = bound("minNodeCount", "totalMinNodeCount").unwrap_or(0);
+    let peak = bound("maxNodeCount", "totalMaxNodeCount").unwrap_or(initial.max(idle));
+    Nodes {
+        peak,
+        idle,
+        autoscaling: true,
+    }
+}
+
+/// Where a pool's VMs come from, as its `nodeConfig` and queued provisioning say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Capacity {
+    OnDemand,
+    Spot,
+    Reserved,
+    Queued,
+}
+
+fn capacity(spec: Option<&crate::yaml::Node>) -> Capacity {
+    let at = |path: &[&str]| spec.and_then(|spec| spec.at(path));
+    let is_true =
+        |path: &[&str]| at(path).is_some_and(|node| node.value == crate::yaml::Value::Bool(true));
+    let reservation = at(&[
+        "nodeConfig",
+        "reservationAffinity",
+        "consumeReservationType",
+    ])
+    .and_then(crate::yaml::Node::as_str);
+    if matches!(
+        reservation,
+        Some("SPECIFIC_RESERVATION" | "ANY_RESERVATION")
+    ) && !is_true(&["nodeConfig", "spot"])
+    {
+        Capacity::Reserved
+    } else if is_true(&["queuedProvisioning", "enabled"]) {
+        Capacity::Queued
+    } else if is_true(&["nodeConfig", "spot"]) || is_true(&["nodeConfig", "preemptible"]) {
+        Capacity::Spot
+    } else {
+        Capacity::OnDemand
+    }
 }
 
 fn inventory(side: &Side) -> Inventory {
@@ -312,34 +405,37 @@ fn inventory(side: &Side) -> Inventory {
     for pool in &pools {
         let folder = folder_of(pool);
         let spec = pool.object.node.get("spec");
-        let (nodes, autoscaling) = nodes(spec);
+        let nodes = nodes(spec);
         let location = spec
             .and_then(|s| s.get("location"))
             .and_then(crate::yaml::Node::as_str)
             .unwrap_or("");
         let region = crate::names::region_of(location);
         let description = describe(&pool.object.id);
-        if autoscaling {
+        if nodes.autoscaling {
             inventory.autoscaling.push(description.clone());
         }
+        let capacity = capacity(spec);
+        // What the pool can hold: its accelerators and what a removal tears down.
         let mut facts = PoolFacts {
-            nodes,
+            nodes: nodes.peak,
             accelerator: None,
         };
+        let counted = nodes.peak;
         let family = pool.tpu.as_ref().map(|tpu| price_item(tpu.machine.family));
         if let Some(tpu) = &pool.tpu {
             let name = tpu.machine.family.display_name().to_string();
             *inventory
                 .accelerators
                 .entry((name.clone(), "chips", "node pools"))
-                .or_default() += nodes * i64::from(tpu.machine.chips);
+                .or_default() += counted * i64::from(tpu.machine.chips);
             facts.accelerator = Some((name, i64::from(tpu.machine.chips), "chips"));
         }
         for (gpu, per_node) in &pool.gpus {
             *inventory
                 .accelerators
                 .entry((gpu.label.to_string(), "GPUs", "node pools"))
-                .or_default() += nodes * i64::from(*per_node);
+                .or_default() += counted * i64::from(*per_node);
             facts.accelerator = Some((gpu.label.to_string(), i64::from(*per_node), "GPUs"));
         }
         inventory
@@ -362,6 +458,7 @@ fn inventory(side: &Side) -> Inventory {
                         .zip(family)
                         .map(|(tpu, family)| (family, tpu.machine.chips)),
                     attached_gpus: attached,
+                    spot: capacity == Capacity::Spot,
                 };
                 PRICES
                     .node(&node, region)
@@ -378,8 +475,28 @@ fn inventory(side: &Side) -> Inventory {
             }
             // `as f64`: node counts are at most a few thousand.
             #[expect(clippy::cast_precision_loss, reason = "node counts are small")]
-            let total = price.usd_per_hour * nodes as f64;
-            (total, format!("{nodes} x {} ({region})", price.detail))
+            let per_node = |count: i64| price.usd_per_hour * count as f64;
+            // A reservation bills for its VMs whether anything runs on them or not.
+            let idle = if capacity == Capacity::Reserved {
+                nodes.peak
+            } else {
+                nodes.idle
+            };
+            let count = if nodes.idle == nodes.peak {
+                nodes.peak.to_string()
+            } else {
+                format!("{}-{}", nodes.idle, nodes.peak)
+            };
+            let how = match capacity {
+                Capacity::OnDemand | Capacity::Spot => "",
+                Capacity::Reserved => ", reserved: billed whether used or not",
+                Capacity::Queued => ", flex-start priced at on-demand rates",
+            };
+            Priced {
+                peak: per_node(nodes.peak),
+                idle: per_node(idle),
+                detail: format!("{count} x {} ({region}){how}", price.detail),
+            }
         });
         inventory.priced.insert((folder, description), priced);
     }
@@ -391,7 +508,11 @@ fn inventory(side: &Side) -> Inventory {
             inventory.sources.insert(fee.source);
             inventory.priced.insert(
                 (object.folder.clone(), describe(&object.id)),
-                Ok((fee.usd_per_hour, "GKE cluster management fee".to_string())),
+                Ok(Priced {
+                    peak: fee.usd_per_hour,
+                    idle: fee.usd_per_hour,
+                    detail: "GKE cluster management fee".to_string(),
+                }),
             );
         }
     }
@@ -522,9 +643,10 @@ pub fn assess(base: &Side, head: &Side, objects: &[ObjectDiff]) -> Impact {
                 let consequence = if abandoned {
                     let costing = match before.priced.get(&(object.blueprint.clone(), describe(id)))
                     {
-                        Some(Ok((usd, _))) => {
-                            still_billed.push(format!("{} ${usd:.2}/h", describe(id)));
-                            format!("keeps costing about ${usd:.2}/h")
+                        Some(Ok(priced)) => {
+                            let usd = billed(priced);
+                            still_billed.push(format!("{} {usd}", describe(id)));
+                            format!("keeps costing about {usd}")
                         }
                         _ => "keeps costing".to_string(),
                     };
@@ -585,6 +707,15 @@ pub fn assess(base: &Side, head: &Side, objects: &[ObjectDiff]) -> Impact {
     impact
 }
 
+/// What an object bills per hour: one figure when idle and peak agree, else both.
+fn billed(priced: &Priced) -> String {
+    if (priced.peak - priced.idle).abs() < 0.005 {
+        format!("${:.2}/h", priced.peak)
+    } else {
+        format!("${:.2}/h idle, up to ${:.2}/h", priced.idle, priced.peak)
+    }
+}
+
 /// A TPU family as the price table names it: `v4`, `v5e`, `v5p`, `v6e` (the display name
 /// without `TPU `).
 fn price_item(family: crate::catalog::TpuFamily) -> &'static str {
@@ -617,27 +748,28 @@ fn cost(before: &Inventory, after: &Inventory) -> Cost {
                 cost.unpriced.push(why.clone());
             }
         }
-        let value = |priced: Option<&Result<(f64, String), String>>| match priced {
-            Some(Ok((usd, _))) => Some(*usd),
-            _ => None,
-        };
-        let (was_usd, now_usd) = (value(was), value(now));
-        cost.before_usd_per_hour += was_usd.unwrap_or(0.0);
-        cost.after_usd_per_hour += now_usd.unwrap_or(0.0);
-        let same_text = matches!((was, now), (Some(Ok((_, a))), Some(Ok((_, b)))) if a == b);
-        if was_usd == now_usd && (same_text || was_usd.is_none()) {
+        let (was_priced, now_priced) = (
+            was.and_then(|p| p.as_ref().ok()),
+            now.and_then(|p| p.as_ref().ok()),
+        );
+        cost.before_usd_per_hour += was_priced.map_or(0.0, |p| p.peak);
+        cost.after_usd_per_hour += now_priced.map_or(0.0, |p| p.peak);
+        cost.before_idle_usd_per_hour += was_priced.map_or(0.0, |p| p.idle);
+        cost.after_idle_usd_per_hour += now_priced.map_or(0.0, |p| p.idle);
+        if was_priced == now_priced {
             continue;
         }
-        let detail = [now, was]
-            .into_iter()
-            .flatten()
-            .find_map(|p| p.as_ref().ok().map(|(_, detail)| detail.clone()))
+        let detail = now_priced
+            .or(was_priced)
+            .map(|p| p.detail.clone())
             .unwrap_or_default();
         cost.lines.push(CostLine {
             blueprint: key.0.clone(),
             object: key.1.clone(),
-            before_usd_per_hour: was_usd,
-            after_usd_per_hour: now_usd,
+            before_usd_per_hour: was_priced.map(|p| p.peak),
+            after_usd_per_hour: now_priced.map(|p| p.peak),
+            before_idle_usd_per_hour: was_priced.map(|p| p.idle),
+            after_idle_usd_per_hour: now_priced.map(|p| p.idle),
             detail,
         });
     }
@@ -655,7 +787,7 @@ fn cost(before: &Inventory, after: &Inventory) -> Cost {
     autoscaling.dedup();
     if !autoscaling.is_empty() {
         cost.notes.push(format!(
-            "autoscaling pools are counted at their current size (nodeCount, initialNodeCount or the minimum): {}",
+            "autoscaling pools count at their maximum at the peak and at their minimum while idle: {}",
             autoscaling
                 .iter()
                 .map(|s| s.as_str())
@@ -720,6 +852,53 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// Peak and idle cost of one v5e-16 slice pool (`ct5lp-hightpu-4t`, 4 hosts of 4 chips,
+    /// us-west4) written with `sizing` and `node_config`, added by a change.
+    fn slice_cost(sizing: &str, node_config: &str) -> (Option<f64>, Option<f64>, String) {
+        let pool = cnrm(
+            "container",
+            "ContainerNodePool",
+            "slice",
+            "",
+            &format!(
+                "location: us-west4-a, {sizing}, placementPolicy: {{type: COMPACT, tpuTopology: 4x4}}, nodeConfig: {{machineType: ct5lp-hightpu-4t{node_config}}}"
+            ),
+        );
+        let mut head = Side::default();
+        head.insert_text("b", "rendered/b/0.yaml".into(), &pool);
+        let compared = super::super::diff::diff(&Side::default(), &head, "HEAD", "working tree");
+        let line = &compared.impact.cost.lines[0];
+        let round = |usd: Option<f64>| usd.map(|usd| (usd * 100.0).round() / 100.0);
+        (
+            round(line.after_usd_per_hour),
+            round(line.after_idle_usd_per_hour),
+            line.detail.clone(),
+        )
+    }
+
+    #[test]
+    fn idle_cost_counts_pools_at_their_minimum_and_reservations_whole() {
+        // 16 chips at the v5e on-demand price ($1.20 in us-west4) at the peak.
+        let fixed = slice_cost("nodeCount: 4", "");
+        assert_eq!((fixed.0, fixed.1), (Some(19.2), Some(19.2)));
+        let released = slice_cost("autoscaling: {minNodeCount: 0, maxNodeCount: 4}", "");
+        assert_eq!((released.0, released.1), (Some(19.2), Some(0.0)));
+        assert!(
+            released.2.starts_with("0-4 x 4 TPU v5e chips"),
+            "{}",
+            released.2
+        );
+        // A reservation bills whether used or not.
+        let reserved = slice_cost(
+            "autoscaling: {minNodeCount: 0, maxNodeCount: 4}",
+            ", reservationAffinity: {consumeReservationType: SPECIFIC_RESERVATION, key: compute.googleapis.com/reservation-name, values: [r]}",
+        );
+        assert_eq!((reserved.0, reserved.1), (Some(19.2), Some(19.2)));
+        // Spot chips at the spot price of the region ($0.4692 in us-west4).
+        let spot = slice_cost("nodeCount: 4", ", spot: true");
+        assert_eq!(spot.0, Some(7.51), "{}", spot.2);
     }
 
     #[test]

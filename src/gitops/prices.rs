@@ -1,9 +1,11 @@
-//! On-demand list prices for the cost estimate of `diff`: `data/prices.tsv`, embedded.
+//! List prices (on-demand; spot for TPU chips) for the cost estimate of `diff`:
+//! `data/prices.tsv`, embedded.
 //!
 //! The file is data with its provenance (source and as-of date per row, the sources listed at
 //! its top), from Google Cloud's public price pages. This module only looks prices up and
 //! derives what the file does not list: a node of a TPU machine costs its chips at the
-//! family's chip price; an N1 node with attached GPUs costs the machine plus the GPUs; a
+//! family's chip price (on Spot VMs, its spot chip price in that very region, or no price);
+//! an N1 node with attached GPUs costs the machine plus the GPUs; a
 //! machine type without a row of its own costs its vCPUs and memory at its family's rates
 //! (shapes below). A region without a row falls back to `us-central1`, said so; no row at
 //! all leaves the node unpriced, said so, never counted as zero.
@@ -23,7 +25,7 @@ pub const HOURS_PER_MONTH: f64 = 730.0;
 /// One row of the table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
-    /// `tpu-chip`, `gpu`, `machine`, `vcpu`, `memory-gb`, `cluster-fee`.
+    /// `tpu-chip`, `tpu-chip-spot`, `gpu`, `machine`, `vcpu`, `memory-gb`, `cluster-fee`.
     pub kind: &'static str,
     /// What is priced: a TPU family, a GPU label, a machine type or family.
     pub item: &'static str,
@@ -144,6 +146,20 @@ impl Prices {
             price.sources.insert(row.source);
             price.fell_back |= fell_back;
         };
+        if let Some((family, chips)) = node.tpu
+            && node.spot
+        {
+            // Spot prices differ by region and change often: another region's figure would
+            // be a guess, so none is used.
+            let Some(row) = self.exact("tpu-chip-spot", family, region) else {
+                return Err(format!(
+                    "no spot price for `{family}` TPU chips in `{region}`"
+                ));
+            };
+            add(row, false, f64::from(chips), &mut price);
+            price.detail = format!("{chips} TPU {family} chips x ${:.2} spot", row.usd_per_hour);
+            return Ok(price);
+        }
         if let Some((family, chips)) = node.tpu {
             let Some((row, fell_back)) = self.find("tpu-chip", family, region) else {
                 return Err(format!("no price for `{family}` TPU chips in `{region}`"));
@@ -192,6 +208,8 @@ pub struct Node<'a> {
     pub machine_type: &'a str,
     /// TPU family (`v4`, `v5e` …) and chips per node, for TPU machines.
     pub tpu: Option<(&'a str, u32)>,
+    /// Spot VMs (priced as such for TPU machines only; other machines at on-demand rates).
+    pub spot: bool,
     /// GPUs attached with `guestAccelerator` (label, count per node); GPUs built into the
     /// machine type are in the machine's price.
     pub attached_gpus: Vec<(&'a str, u32)>,
@@ -257,6 +275,7 @@ mod tests {
             machine_type: "ct4p-hightpu-4t",
             tpu: Some(("v4", 4)),
             attached_gpus: Vec::new(),
+            spot: false,
         };
         let price = prices.node(&tpu, "us-central2").unwrap();
         assert!((price.usd_per_hour - 12.88).abs() < 1e-9);
@@ -270,6 +289,7 @@ mod tests {
             machine_type: "n1-standard-4",
             tpu: None,
             attached_gpus: vec![("nvidia-tesla-t4", 2)],
+            spot: false,
         };
         let price = prices.node(&t4, "us-central1").unwrap();
         assert!((price.usd_per_hour - (0.189999 + 0.70)).abs() < 1e-9);
@@ -279,6 +299,7 @@ mod tests {
             machine_type: "n1-standard-32",
             tpu: None,
             attached_gpus: Vec::new(),
+            spot: false,
         };
         let price = prices.node(&derived, "us-central2").unwrap();
         assert!(
@@ -290,8 +311,33 @@ mod tests {
             machine_type: "m3-megamem-64",
             tpu: None,
             attached_gpus: Vec::new(),
+            spot: false,
         };
         assert!(prices.node(&unknown, "us-central1").is_err());
+    }
+
+    #[test]
+    fn spot_tpu_chips_have_their_own_price_or_none() {
+        let spot = Node {
+            machine_type: "ct4p-hightpu-4t",
+            tpu: Some(("v4", 4)),
+            attached_gpus: Vec::new(),
+            spot: true,
+        };
+        let price = PRICES.node(&spot, "us-central2").unwrap();
+        assert!(
+            (price.usd_per_hour - 4.0 * 0.9215).abs() < 1e-9,
+            "{price:?}"
+        );
+        // No spot row for the region: unpriced, not priced at another region's rate.
+        let v6e = Node {
+            machine_type: "ct6e-standard-4t",
+            tpu: Some(("v6e", 4)),
+            attached_gpus: Vec::new(),
+            spot: true,
+        };
+        assert!(PRICES.node(&v6e, "asia-northeast1").is_err());
+        assert!(PRICES.node(&v6e, "us-east5").is_ok());
     }
 
     #[test]

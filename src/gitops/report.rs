@@ -137,14 +137,20 @@ fn per_hour(usd_per_hour: Option<f64>, none: &str) -> String {
     usd_per_hour.map_or(none.to_string(), |v| format!("{}/h", usd(v)))
 }
 
+/// The peak (every pool at its largest) and, beside it, what bills while nothing trains or
+/// serves.
 fn cost_headline(cost: &Cost) -> String {
     format!(
-        "{}/h → {}/h ({}/h, about {} at {} h)",
+        "peak {}/h → {}/h ({}/h, about {} at {} h); idle {}/h → {}/h ({}/h, about {})",
         usd(cost.before_usd_per_hour),
         usd(cost.after_usd_per_hour),
         signed_usd(cost.delta()),
         monthly(cost.delta()),
-        HOURS_PER_MONTH
+        HOURS_PER_MONTH,
+        usd(cost.before_idle_usd_per_hour),
+        usd(cost.after_idle_usd_per_hour),
+        signed_usd(cost.idle_delta()),
+        monthly(cost.idle_delta()),
     )
 }
 
@@ -215,17 +221,19 @@ pub fn text(diff: &Diff) -> String {
     if !cost.lines.is_empty() || !cost.unpriced.is_empty() {
         let _ = writeln!(
             out,
-            "  cost (estimate, on-demand list prices): {}",
+            "  cost (estimate, list prices): {}",
             cost_headline(cost)
         );
         for line in &cost.lines {
             let _ = writeln!(
                 out,
-                "    {} [{}]: {} → {} ({})",
+                "    {} [{}]: {} → {}, idle {} → {} ({})",
                 line.object,
                 line.blueprint,
                 per_hour(line.before_usd_per_hour, "-"),
                 per_hour(line.after_usd_per_hour, "-"),
+                per_hour(line.before_idle_usd_per_hour, "-"),
+                per_hour(line.after_idle_usd_per_hour, "-"),
                 line.detail
             );
         }
@@ -453,21 +461,23 @@ fn markdown_impact(out: &mut String, impact: &Impact) {
     if !cost.lines.is_empty() || !cost.unpriced.is_empty() {
         let _ = writeln!(
             out,
-            "**Cost (estimate, on-demand list prices):** {}\n",
+            "**Cost (estimate, list prices):** {}\n",
             cost_headline(cost)
         );
         if !cost.lines.is_empty() {
             out.push_str(
-                "| object | blueprint | before | after | how |\n|---|---|---:|---:|---|\n",
+                "| object | blueprint | before | after | idle before | idle after | how |\n|---|---|---:|---:|---:|---:|---|\n",
             );
             for line in &cost.lines {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} |",
                     code(&line.object),
                     code(&line.blueprint),
                     per_hour(line.before_usd_per_hour, "—"),
                     per_hour(line.after_usd_per_hour, "—"),
+                    per_hour(line.before_idle_usd_per_hour, "—"),
+                    per_hour(line.after_idle_usd_per_hour, "—"),
                     html(&line.detail).replace('|', "\\|")
                 );
             }
@@ -574,15 +584,20 @@ pub fn json(diff: &Diff) -> Result<String, serde_json::Error> {
             "cost": {
                 "estimate": true,
                 "currency": "USD",
-                "basis": "on-demand list prices per hour (data/prices.tsv)",
+                "basis": "list prices per hour (data/prices.tsv); peak: every node pool at its largest; idle: pools at their smallest, reservations and cluster fees",
                 "before_per_hour": round(diff.impact.cost.before_usd_per_hour),
                 "after_per_hour": round(diff.impact.cost.after_usd_per_hour),
                 "delta_per_hour": round(diff.impact.cost.delta()),
+                "before_idle_per_hour": round(diff.impact.cost.before_idle_usd_per_hour),
+                "after_idle_per_hour": round(diff.impact.cost.after_idle_usd_per_hour),
+                "idle_delta_per_hour": round(diff.impact.cost.idle_delta()),
                 "lines": diff.impact.cost.lines.iter().map(|line| serde_json::json!({
                     "blueprint": line.blueprint,
                     "object": line.object,
                     "before_per_hour": line.before_usd_per_hour.map(round),
                     "after_per_hour": line.after_usd_per_hour.map(round),
+                    "before_idle_per_hour": line.before_idle_usd_per_hour.map(round),
+                    "after_idle_per_hour": line.after_idle_usd_per_hour.map(round),
                     "detail": line.detail,
                 })).collect::<Vec<_>>(),
                 "unpriced": diff.impact.cost.unpriced,

@@ -17,6 +17,10 @@ pub mod rule {
     pub const TPU_MULTISLICE_SINGLE_HOST: &str = "tpu-multislice-single-host";
     /// A TPU family the kind does not support.
     pub const TPU_FAMILY_UNSUPPORTED: &str = "tpu-family-unsupported";
+    /// A TPU capacity choice that cannot work (a reservation without its name).
+    pub const TPU_CAPACITY: &str = "tpu-capacity";
+    /// A multi-host slice on on-demand capacity the zone may not have free (a warning).
+    pub const TPU_CAPACITY_ON_DEMAND: &str = "tpu-capacity-on-demand";
     /// A GPU type the catalog does not have.
     pub const GPU_TYPE_UNKNOWN: &str = "gpu-type-unknown";
     /// GPUs per node that the machine type cannot carry.
@@ -98,6 +102,14 @@ pub const RULES: &[crate::diagnostic::Rule] = &[
     crate::diagnostic::Rule {
         id: rule::TPU_FAMILY_UNSUPPORTED,
         summary: "the kind supports the TPU family",
+    },
+    crate::diagnostic::Rule {
+        id: rule::TPU_CAPACITY,
+        summary: "`spec.tpu.capacity` names what its type needs (a reservation by name)",
+    },
+    crate::diagnostic::Rule {
+        id: rule::TPU_CAPACITY_ON_DEMAND,
+        summary: "multi-host slices say where their capacity comes from rather than hope for on-demand VMs",
     },
     crate::diagnostic::Rule {
         id: rule::GPU_TYPE_UNKNOWN,

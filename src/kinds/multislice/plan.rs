@@ -9,7 +9,7 @@ use super::spec::Spec;
 use super::templates::{
     EnvVar, KueuePlan, Plan, PriorityClassPlan, TensorboardPlan, TrainingPlan, Workload,
 };
-use crate::accelerator::{self, TpuSupport};
+use crate::accelerator::{self, CapacityType, Idle, TpuSupport};
 use crate::catalog::TpuFamily;
 use crate::gcp::{self, Addons, CpuPoolDefaults, Scale};
 use crate::names::check_dns_label;
@@ -68,6 +68,13 @@ pub(super) const LOCATION: Location<'static> = Location::zonal("us-central2", "b
 const DERIVED_ENV: &[&str] = &["NUM_SLICES", "ICI_PARALLELISM"];
 /// JobSet restarts that still make sense for one training run.
 const MAX_RESTARTS: u32 = 1_000;
+/// Restarts a long run gets per slice by default: any interruption of any slice (a host
+/// error, a maintenance event, a node repair recreating the slice) restarts the whole JobSet,
+/// so the budget grows with the slices. Enough for a few interruptions per slice over a run
+/// of days; each restart resumes from the last checkpoint.
+const RESTARTS_PER_SLICE: u32 = 4;
+/// The same on Spot VMs, which Compute Engine preempts whenever it needs them back.
+const RESTARTS_PER_SPOT_SLICE: u32 = 16;
 
 pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     let name = planner.name().to_string();
@@ -84,6 +91,8 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
                 TpuFamily::V6e,
             ],
             multislice: true,
+            idle: Idle::Release,
+            queued_provisioning: true,
         },
     );
 
@@ -206,6 +215,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         return None;
     }
 
+    accelerator::check_obtainable(planner, &tpu);
     gcp.tpu_pools(&cluster, &tpu, &accounts.nodes, &pool_labels(&name));
 
     let mut env: BTreeMap<String, String> = BTreeMap::new();
@@ -242,15 +252,37 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     } else {
         Vec::new()
     };
+    // Kueue copies the flavor's node labels into the admitted pods' selectors: spot slices
+    // are also selected by GKE's spot label, so the flavor never admits onto other VMs.
+    let mut flavor_labels = node_selector.clone();
+    if tpu.capacity.type_ == CapacityType::Spot {
+        flavor_labels.insert(SPOT_LABEL.into(), "true".into());
+    }
+    // A flavor's node labels cannot change (Kueue's webhook): its name carries the type, the
+    // topology and a capacity other than on-demand, so another is another flavor, never a
+    // refused update.
+    let flavor = match tpu.capacity.type_ {
+        CapacityType::OnDemand => format!("{name}-{}-{}", tpu.type_name, tpu.topology),
+        other => format!(
+            "{name}-{}-{}-{}",
+            tpu.type_name,
+            tpu.topology,
+            capacity_suffix(other)
+        ),
+    };
+    let queued = tpu
+        .capacity
+        .queued()
+        .then(|| format!("{name}-queued-provisioning"));
     Some(Plan {
         infra: gcp.finish(),
         workload: Workload {
             kueue: KueuePlan {
                 cluster_queue,
                 local_queue,
-                // A flavor's node labels cannot change (Kueue's webhook): its name carries
-                // both, so another type or topology is another flavor, never a refused update.
-                flavor: format!("{name}-{}-{}", tpu.type_name, tpu.topology),
+                flavor,
+                flavor_labels,
+                queued,
                 priority_classes,
             },
             training: TrainingPlan {
@@ -262,7 +294,10 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
                     .into_iter()
                     .map(|(name, value)| EnvVar { name, value })
                     .collect(),
-                max_restarts: spec.training.max_restarts.unwrap_or(1),
+                max_restarts: spec
+                    .training
+                    .max_restarts
+                    .unwrap_or_else(|| default_max_restarts(&tpu)),
             },
             tensorboard,
             workload_service_account: accounts.workload.email,
@@ -273,6 +308,29 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             name,
         },
     })
+}
+
+/// The JobSet's `failurePolicy.maxRestarts` when the blueprint sets none: a budget per slice.
+fn default_max_restarts(tpu: &accelerator::TpuPlan) -> u32 {
+    let per_slice = if tpu.capacity.type_ == CapacityType::Spot {
+        RESTARTS_PER_SPOT_SLICE
+    } else {
+        RESTARTS_PER_SLICE
+    };
+    per_slice.saturating_mul(tpu.slices).min(MAX_RESTARTS)
+}
+
+/// GKE's label on Spot VM nodes.
+const SPOT_LABEL: &str = "cloud.google.com/gke-spot";
+
+/// The part of a flavor name that says where its capacity comes from.
+fn capacity_suffix(capacity: CapacityType) -> &'static str {
+    match capacity {
+        CapacityType::OnDemand => "on-demand",
+        CapacityType::Spot => "spot",
+        CapacityType::FlexStart => "flex-start",
+        CapacityType::Reservation => "reserved",
+    }
 }
 
 /// `projects/<project>/locations/<region>/tensorboards/<id>`, the id being the number Vertex AI

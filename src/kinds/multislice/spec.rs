@@ -98,7 +98,8 @@ pub(super) struct Training {
     /// be overridden; `NUM_SLICES` and `ICI_PARALLELISM` follow from `spec.tpu`.
     #[serde(default)]
     pub(super) env: BTreeMap<String, String>,
-    /// JobSet `failurePolicy.maxRestarts` (default 1).
+    /// JobSet `failurePolicy.maxRestarts`: how often an interrupted run restarts, every slice
+    /// at once (default 4 per slice, 16 per slice on Spot VMs; at most 1,000).
     pub(super) max_restarts: Option<u32>,
 }
 

@@ -32,6 +32,10 @@ pub(super) struct KueuePlan {
     pub(super) cluster_queue: String,
     pub(super) local_queue: String,
     pub(super) flavor: String,
+    /// The flavor's node labels: the pods' TPU selector, plus the capacity's.
+    pub(super) flavor_labels: BTreeMap<String, String>,
+    /// Name of the AdmissionCheck and ProvisioningRequestConfig of queued provisioning.
+    pub(super) queued: Option<String>,
     pub(super) priority_classes: Vec<PriorityClassPlan>,
 }
 

@@ -110,6 +110,9 @@ impl RepositorySpec {
                     kind: &kind.name,
                     families: &kind.tpu_families,
                     multislice: definition.tpu.multislice,
+                    // The autoscaler keeps a slice while any pod needs it, and only then.
+                    idle: accelerator::Idle::Release,
+                    queued_provisioning: false,
                 },
             )?),
             _ => None,
@@ -166,6 +169,7 @@ impl RepositorySpec {
         let mut node_selector = BTreeMap::new();
         let mut description = "no accelerator".to_string();
         if let Some(tpu) = &tpu {
+            accelerator::check_obtainable(planner, tpu);
             gcp.tpu_pools(&cluster, tpu, &accounts.nodes, &pool_labels);
             node_selector = tpu_node_selector(tpu, &name);
             description = format!("{} x {} ({})", tpu.slices, tpu.type_name, tpu.topology);

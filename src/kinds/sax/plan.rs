@@ -179,6 +179,9 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             kind: SaxServing::NAME,
             families: &[TpuFamily::V4, TpuFamily::V5e],
             multislice: false,
+            // Serving must answer: its slices stay up unless the blueprint releases them.
+            idle: accelerator::Idle::Keep,
+            queued_provisioning: false,
         },
     );
     let (namespace, kubernetes_service_account) = site.names(planner, "saxml");
@@ -387,6 +390,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     if planner.has_errors() {
         return None;
     }
+    accelerator::check_obtainable(planner, &tpu);
     gcp.slice_pools(&cluster, &tpu, replicas, false, &nodes, &pool_labels(&name));
 
     let model_id = format!("/sax/{cell}/{}", model.name);
