@@ -1,4 +1,5 @@
-//! The accelerator catalog: TPU and GPU facts, in one place, as data.
+//! The accelerator catalog: TPU and GPU facts, in one place, as data, and what GKE nodes of a
+//! machine type give pods (`machine`).
 //!
 //! Nothing else in the crate knows a machine type, a node label value or a topology rule;
 //! blueprints resolve their `tpu`/`gpu` stanza here, and validation rules ask it what a
@@ -8,10 +9,15 @@
 //! Facts come from XPK's system catalog, Cluster Toolkit and the GKE documentation.
 
 mod gpu;
+mod machine;
 mod topology;
 mod tpu;
 
 pub use gpu::{Gpu, GpuMachine, RetiredGpu, gpu, gpu_for_machine, gpus, retired_gpu, suggest_gpu};
+pub use machine::{
+    Allocatable, MachineCapacity, allocatable, allocatable_ephemeral_gib, machine_capacity,
+    reserved_cpu, reserved_memory_gib,
+};
 pub use topology::{Topology, TopologyError};
 pub use tpu::{
     Placement, TpuFamily, TpuHost, TpuMachine, TpuSlice, TpuTypeError, tpu_machine, tpu_slice,

@@ -96,6 +96,7 @@ pub(crate) mod rule {
     pub const HPA_REPLICA_BOUNDS: &str = "hpa-replica-bounds";
     pub const HPA_GPU_CAPACITY: &str = "hpa-gpu-capacity";
     pub const HPA_EXTERNAL_METRIC_SELECTOR: &str = "hpa-external-metric-selector";
+    pub const POD_ALLOCATABLE: &str = "pod-allocatable";
 }
 
 /// Every rule, in the order the docs list them.
@@ -167,6 +168,10 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: rule::ACCELERATOR_NO_NODE_POOL,
         summary: "every accelerator workload has node pools in the set that match it and can hold it",
+    },
+    Rule {
+        id: rule::POD_ALLOCATABLE,
+        summary: "a pod's CPU, memory, ephemeral storage and huge pages fit the allocatable capacity of a node pool it can land on",
     },
     Rule {
         id: rule::KUEUE_QUEUE_MISSING,
@@ -275,6 +280,7 @@ fn check_scope(objects: &[Object<'_>], out: &mut Vec<Diagnostic>) {
     rules::gpu::check(&groups, out);
     rules::nodepool::check(&pools, out);
     rules::cross::check(&groups, &pools, out);
+    rules::fit::check(&groups, &pools, out);
     rules::kueue::check(objects, &groups, out);
     let autoscalers = model::autoscaler::autoscalers(objects);
     rules::autoscaling::check(&autoscalers, &groups, &pools, out);

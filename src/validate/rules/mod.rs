@@ -1,6 +1,7 @@
 //! The rule families, one module each: `tpu` and `gpu` (pods' selectors and requests),
 //! `jobset` (multislice JobSets), `placement` (each multi-host TPU slice on a slice of its own),
-//! `nodepool` (Config Connector node pools), `cross` (workloads against node pools), `kueue`
+//! `nodepool` (Config Connector node pools), `cross` (workloads against node pools), `fit`
+//! (pods against the allocatable capacity of their nodes), `kueue`
 //! (queues, flavors and quota), `autoscaling` (HorizontalPodAutoscalers) and `secrets`
 //! (credentials written into any object); plus `shared`, the finding builders several
 //! families use.
@@ -12,6 +13,7 @@
 
 pub(crate) mod autoscaling;
 pub(crate) mod cross;
+pub(crate) mod fit;
 pub(crate) mod gpu;
 pub(crate) mod jobset;
 pub(crate) mod kueue;
