@@ -1,5 +1,6 @@
 //! The accelerator catalog: TPU and GPU facts, in one place, as data, and what GKE nodes of a
-//! machine type give pods (`machine`).
+//! machine type give pods (`machine`), and which zones offer which TPU types (`zones`, from
+//! `data/accelerator-zones.tsv`).
 //!
 //! Nothing else in the crate knows a machine type, a node label value or a topology rule;
 //! blueprints resolve their `tpu`/`gpu` stanza here, and validation rules ask it what a
@@ -12,6 +13,7 @@ mod gpu;
 mod machine;
 mod topology;
 mod tpu;
+mod zones;
 
 pub use gpu::{Gpu, GpuMachine, RetiredGpu, gpu, gpu_for_machine, gpus, retired_gpu, suggest_gpu};
 pub use machine::{
@@ -23,6 +25,7 @@ pub use tpu::{
     Placement, TpuFamily, TpuHost, TpuMachine, TpuSlice, TpuTypeError, tpu_machine, tpu_slice,
     tpu_slice_names, tpu_slices_for_selector,
 };
+pub use zones::{default_zone, offered_in, zones_offering};
 
 /// Node label GKE puts on TPU nodes with the slice's accelerator type.
 pub const TPU_ACCELERATOR_LABEL: &str = "cloud.google.com/gke-tpu-accelerator";

@@ -97,6 +97,7 @@ pub(crate) mod rule {
     pub const HPA_GPU_CAPACITY: &str = "hpa-gpu-capacity";
     pub const HPA_EXTERNAL_METRIC_SELECTOR: &str = "hpa-external-metric-selector";
     pub const POD_ALLOCATABLE: &str = "pod-allocatable";
+    pub const ACCELERATOR_ZONE: &str = "accelerator-zone";
 }
 
 /// Every rule, in the order the docs list them.
@@ -172,6 +173,10 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: rule::POD_ALLOCATABLE,
         summary: "a pod's CPU, memory, ephemeral storage and huge pages fit the allocatable capacity of a node pool it can land on",
+    },
+    Rule {
+        id: rule::ACCELERATOR_ZONE,
+        summary: "TPU node pools and the pods that select a zone are in a zone that offers the TPU type",
     },
     Rule {
         id: rule::KUEUE_QUEUE_MISSING,
@@ -281,6 +286,7 @@ fn check_scope(objects: &[Object<'_>], out: &mut Vec<Diagnostic>) {
     rules::nodepool::check(&pools, out);
     rules::cross::check(&groups, &pools, out);
     rules::fit::check(&groups, &pools, out);
+    rules::zone::check(&groups, &pools, out);
     rules::kueue::check(objects, &groups, out);
     let autoscalers = model::autoscaler::autoscalers(objects);
     rules::autoscaling::check(&autoscalers, &groups, &pools, out);

@@ -51,6 +51,10 @@ pub(crate) struct NodePool<'a> {
     pub ephemeral_on_local_ssd: bool,
     /// Whether `nodeConfig.linuxNodeConfig` configures huge pages (nodes have none otherwise).
     pub hugepages_configured: bool,
+    /// The zones the nodes are in, each with the node and field that name it: every
+    /// `nodeLocations` entry, else `location` when it is a zone (a regional pool without
+    /// `nodeLocations` takes its cluster's zones, which the object does not show).
+    pub zones: Vec<(&'a str, &'a Node, String)>,
 }
 
 /// GKE's boot disk size when a node pool does not set one (GiB).
@@ -229,6 +233,23 @@ fn read<'a>(object: &'a Object<'a>) -> NodePool<'a> {
         .any(|key| at(&["nodeConfig", key]).is_some());
     let hugepages_configured =
         at(&["nodeConfig", "linuxNodeConfig"]).is_some_and(|config| mentions(config, "hugepage"));
+    let mut zones: Vec<(&str, &Node, String)> = at(&["nodeLocations"])
+        .and_then(Node::as_seq)
+        .unwrap_or(&[])
+        .iter()
+        .enumerate()
+        .filter_map(|(index, node)| {
+            Some((node.as_str()?, node, format!("spec.nodeLocations[{index}]")))
+        })
+        .collect();
+    if zones.is_empty()
+        && let Some(location) = at(&["location"])
+    {
+        let zone = location
+            .as_str()
+            .filter(|text| crate::names::zone(text).is_ok());
+        zones.extend(zone.map(|zone| (zone, location, "spec.location".to_string())));
+    }
     NodePool {
         object,
         name,
@@ -242,6 +263,7 @@ fn read<'a>(object: &'a Object<'a>) -> NodePool<'a> {
         disk_gb,
         ephemeral_on_local_ssd,
         hugepages_configured,
+        zones,
     }
 }
 

@@ -1,7 +1,8 @@
 //! The rule families, one module each: `tpu` and `gpu` (pods' selectors and requests),
 //! `jobset` (multislice JobSets), `placement` (each multi-host TPU slice on a slice of its own),
 //! `nodepool` (Config Connector node pools), `cross` (workloads against node pools), `fit`
-//! (pods against the allocatable capacity of their nodes), `kueue`
+//! (pods against the allocatable capacity of their nodes), `zone` (accelerators where
+//! they are offered), `kueue`
 //! (queues, flavors and quota), `autoscaling` (HorizontalPodAutoscalers) and `secrets`
 //! (credentials written into any object); plus `shared`, the finding builders several
 //! families use.
@@ -22,3 +23,4 @@ pub(crate) mod placement;
 pub(crate) mod secrets;
 pub(crate) mod shared;
 pub(crate) mod tpu;
+pub(crate) mod zone;
