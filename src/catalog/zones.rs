@@ -98,11 +98,7 @@ mod tests {
 
     #[test]
     fn every_line_is_a_comment_a_source_or_a_row_with_its_source() {
-        let sources: Vec<&str> = TABLE
-            .lines()
-            .filter_map(|line| line.strip_prefix("source\t"))
-            .filter_map(|rest| rest.split('\t').next())
-            .collect();
+        let sources = crate::catalog::source_ids(TABLE);
         assert!(!sources.is_empty());
         for line in TABLE.lines().filter(|line| !line.starts_with('#')) {
             let fields: Vec<&str> = line.split('\t').collect();

@@ -98,6 +98,7 @@ pub(crate) mod rule {
     pub const HPA_EXTERNAL_METRIC_SELECTOR: &str = "hpa-external-metric-selector";
     pub const POD_ALLOCATABLE: &str = "pod-allocatable";
     pub const ACCELERATOR_ZONE: &str = "accelerator-zone";
+    pub const GPU_DRIVER_CUDA: &str = "gpu-driver-cuda";
 }
 
 /// Every rule, in the order the docs list them.
@@ -177,6 +178,10 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: rule::ACCELERATOR_ZONE,
         summary: "TPU node pools and the pods that select a zone are in a zone that offers the TPU type",
+    },
+    Rule {
+        id: rule::GPU_DRIVER_CUDA,
+        summary: "a GPU image's CUDA version runs on the driver its node pools install (`gpuDriverVersion`)",
     },
     Rule {
         id: rule::KUEUE_QUEUE_MISSING,
@@ -287,6 +292,7 @@ fn check_scope(objects: &[Object<'_>], out: &mut Vec<Diagnostic>) {
     rules::cross::check(&groups, &pools, out);
     rules::fit::check(&groups, &pools, out);
     rules::zone::check(&groups, &pools, out);
+    rules::driver::check(&groups, &pools, out);
     rules::kueue::check(objects, &groups, out);
     let autoscalers = model::autoscaler::autoscalers(objects);
     rules::autoscaling::check(&autoscalers, &groups, &pools, out);

@@ -55,6 +55,9 @@ pub(crate) struct NodePool<'a> {
     /// `nodeLocations` entry, else `location` when it is a zone (a regional pool without
     /// `nodeLocations` takes its cluster's zones, which the object does not show).
     pub zones: Vec<(&'a str, &'a Node, String)>,
+    /// `gpuDriverInstallationConfig.gpuDriverVersion` of the first `guestAccelerator`, with its
+    /// node and field, when written.
+    pub gpu_driver: Option<(&'a str, &'a Node, String)>,
 }
 
 /// GKE's boot disk size when a node pool does not set one (GiB).
@@ -250,6 +253,15 @@ fn read<'a>(object: &'a Object<'a>) -> NodePool<'a> {
             .filter(|text| crate::names::zone(text).is_ok());
         zones.extend(zone.map(|zone| (zone, location, "spec.location".to_string())));
     }
+    let gpu_driver = at(&["nodeConfig", "guestAccelerator"])
+        .and_then(Node::as_seq)
+        .and_then(<[Node]>::first)
+        .and_then(|accelerator| {
+            let node = accelerator.at(&["gpuDriverInstallationConfig", "gpuDriverVersion"])?;
+            let field =
+                "spec.nodeConfig.guestAccelerator[0].gpuDriverInstallationConfig.gpuDriverVersion";
+            Some((node.as_str()?, node, field.to_string()))
+        });
     NodePool {
         object,
         name,
@@ -264,6 +276,7 @@ fn read<'a>(object: &'a Object<'a>) -> NodePool<'a> {
         ephemeral_on_local_ssd,
         hugepages_configured,
         zones,
+        gpu_driver,
     }
 }
 

@@ -599,6 +599,14 @@ fn containers<'a>(spec: &'a Node, path: &str) -> Vec<Container<'a>> {
     all
 }
 
+/// Every container of a pod spec (init containers first) with its dotted path.
+pub(crate) fn container_nodes<'a>(spec: &'a Node, path: &str) -> Vec<(&'a Node, String)> {
+    containers(spec, path)
+        .into_iter()
+        .map(|container| (container.node, container.path))
+        .collect()
+}
+
 /// The value a container asks for of `resource`, read by `read`: the first of `kinds`
 /// (`limits`, `requests`) that holds it.
 fn container_value<'a, T>(

@@ -2,7 +2,7 @@
 //! `jobset` (multislice JobSets), `placement` (each multi-host TPU slice on a slice of its own),
 //! `nodepool` (Config Connector node pools), `cross` (workloads against node pools), `fit`
 //! (pods against the allocatable capacity of their nodes), `zone` (accelerators where
-//! they are offered), `kueue`
+//! they are offered), `driver` (GPU images' CUDA against the nodes' driver), `kueue`
 //! (queues, flavors and quota), `autoscaling` (HorizontalPodAutoscalers) and `secrets`
 //! (credentials written into any object); plus `shared`, the finding builders several
 //! families use.
@@ -14,6 +14,7 @@
 
 pub(crate) mod autoscaling;
 pub(crate) mod cross;
+pub(crate) mod driver;
 pub(crate) mod fit;
 pub(crate) mod gpu;
 pub(crate) mod jobset;
