@@ -1,4 +1,7 @@
-//! The accelerator catalog: TPU and GPU facts, in one place, as data.
+//! The accelerator catalog: TPU and GPU facts, in one place, as data, and what GKE nodes of a
+//! machine type give pods (`machine`), and which zones offer which TPU types (`zones`, from
+//! `data/accelerator-zones.tsv`), and the CUDA of images against GKE's GPU drivers (`cuda`,
+//! from `data/gpu-cuda.tsv`).
 //!
 //! Nothing else in the crate knows a machine type, a node label value or a topology rule;
 //! blueprints resolve their `tpu`/`gpu` stanza here, and validation rules ask it what a
@@ -7,16 +10,25 @@
 //!
 //! Facts come from XPK's system catalog, Cluster Toolkit and the GKE documentation.
 
+mod cuda;
 mod gpu;
+mod machine;
 mod topology;
 mod tpu;
+mod zones;
 
+pub use cuda::{CudaVersion, driver_branch, image_cuda, min_driver};
 pub use gpu::{Gpu, GpuMachine, RetiredGpu, gpu, gpu_for_machine, gpus, retired_gpu, suggest_gpu};
+pub use machine::{
+    Allocatable, MachineCapacity, allocatable, allocatable_ephemeral_gib, machine_capacity,
+    reserved_cpu, reserved_memory_gib,
+};
 pub use topology::{Topology, TopologyError};
 pub use tpu::{
     Placement, TpuFamily, TpuHost, TpuMachine, TpuSlice, TpuTypeError, tpu_machine, tpu_slice,
     tpu_slice_names, tpu_slices_for_selector,
 };
+pub use zones::{default_zone, offered_in, zones_offering};
 
 /// Node label GKE puts on TPU nodes with the slice's accelerator type.
 pub const TPU_ACCELERATOR_LABEL: &str = "cloud.google.com/gke-tpu-accelerator";
@@ -47,4 +59,15 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .filter(|(score, _)| *score > 0.7)
         .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
         .map(|(_, c)| c)
+}
+
+/// The ids of the `source` rows of a data table (`source<TAB>id<TAB>…`), for the tests that
+/// require every row to name one.
+#[cfg(test)]
+fn source_ids(table: &str) -> Vec<&str> {
+    table
+        .lines()
+        .filter_map(|line| line.strip_prefix("source\t"))
+        .filter_map(|rest| rest.split('\t').next())
+        .collect()
 }

@@ -367,19 +367,9 @@ struct NodePoolInput<'h> {
     guest_accelerators: Vec<GuestAccelerator>,
 }
 
-/// The GPUs of every node of a pool, with GKE installing the driver. Accelerator-optimized
-/// machine types (A2, A3, G2 …) carry their GPUs anyway, but only a declared accelerator tells
-/// GKE which driver to install, so every GPU pool declares it.
-/// Local ephemeral storage (GiB) a GKE node can give pods from a boot disk of `disk_gib`:
-/// GKE keeps 10% of the disk as the eviction threshold and reserves
-/// min(50%, 6 GiB + 35%, 100 GiB) of it for the system.
-/// See: <https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes#local_ephemeral_storage_reservation>
-#[must_use]
-pub fn allocatable_ephemeral_gib(disk_gib: u32) -> f64 {
-    let disk = f64::from(disk_gib);
-    let system = (0.5 * disk).min(6.0 + 0.35 * disk).min(100.0);
-    disk - 0.1 * disk - system
-}
+// The formula lives in the catalog, below `validate`'s layer, so that the `pod-allocatable`
+// rule judges pods with the same numbers the pools are sized with.
+pub use crate::catalog::allocatable_ephemeral_gib;
 
 /// The smallest boot disk (GiB, a multiple of 10) from which GKE gives pods `request_gib` of
 /// local ephemeral storage ([`allocatable_ephemeral_gib`]): a disk the size of the request
@@ -411,6 +401,9 @@ fn slice_scale(tpu: &TpuPlan) -> Scale {
     }
 }
 
+/// The GPUs of every node of a pool, with GKE installing the driver. Accelerator-optimized
+/// machine types (A2, A3, G2 …) carry their GPUs anyway, but only a declared accelerator tells
+/// GKE which driver to install, so every GPU pool declares it.
 fn guest_accelerators(gpu: &GpuPlan, driver: GpuDriverVersion) -> Vec<GuestAccelerator> {
     let version = match driver {
         GpuDriverVersion::Default => "DEFAULT",

@@ -96,6 +96,13 @@ pub(crate) mod rule {
     pub const HPA_REPLICA_BOUNDS: &str = "hpa-replica-bounds";
     pub const HPA_GPU_CAPACITY: &str = "hpa-gpu-capacity";
     pub const HPA_EXTERNAL_METRIC_SELECTOR: &str = "hpa-external-metric-selector";
+    pub const POD_ALLOCATABLE: &str = "pod-allocatable";
+    pub const ACCELERATOR_ZONE: &str = "accelerator-zone";
+    pub const GPU_DRIVER_CUDA: &str = "gpu-driver-cuda";
+    pub const POD_HOST_ACCESS: &str = "pod-host-access";
+    pub const IMAGE_UNPINNED: &str = "image-unpinned";
+    pub const SERVICE_PUBLIC: &str = "service-public";
+    pub const IAM_PROJECT_SCOPE: &str = "iam-project-scope";
 }
 
 /// Every rule, in the order the docs list them.
@@ -169,6 +176,18 @@ pub const RULES: &[Rule] = &[
         summary: "every accelerator workload has node pools in the set that match it and can hold it",
     },
     Rule {
+        id: rule::POD_ALLOCATABLE,
+        summary: "a pod's CPU, memory, ephemeral storage and huge pages fit the allocatable capacity of a node pool it can land on",
+    },
+    Rule {
+        id: rule::ACCELERATOR_ZONE,
+        summary: "TPU node pools and the pods that select a zone are in a zone that offers the TPU type",
+    },
+    Rule {
+        id: rule::GPU_DRIVER_CUDA,
+        summary: "a GPU image's CUDA version runs on the driver its node pools install (`gpuDriverVersion`)",
+    },
+    Rule {
         id: rule::KUEUE_QUEUE_MISSING,
         summary: "a `kueue.x-k8s.io/queue-name` label names a LocalQueue in the workload's namespace",
     },
@@ -205,6 +224,22 @@ pub const RULES: &[Rule] = &[
         summary: "a HorizontalPodAutoscaler's external metrics carry a selector",
     },
     Rule {
+        id: rule::POD_HOST_ACCESS,
+        summary: "pods outside GKE's namespaces do not use the node's network, processes or IPC, nor privileged containers",
+    },
+    Rule {
+        id: rule::IMAGE_UNPINNED,
+        summary: "container images name a release tag or a digest, not `latest` or nothing",
+    },
+    Rule {
+        id: rule::SERVICE_PUBLIC,
+        summary: "a `LoadBalancer` Service is internal or limited to source ranges",
+    },
+    Rule {
+        id: rule::IAM_PROJECT_SCOPE,
+        summary: "roles that one resource can take are granted on that resource, not the project",
+    },
+    Rule {
         id: crate::secrets::RULE,
         summary: "no credential is written in a blueprint or manifest (Secrets and tokens are referenced)",
     },
@@ -214,8 +249,8 @@ pub const RULES: &[Rule] = &[
 /// ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs, JobSets, LeaderWorkerSets, KubeRay
 /// RayClusters, RayServices and RayJobs), Config Connector `ContainerNodePool`s, GKE
 /// `ComputeClass`es, `HorizontalPodAutoscaler`s, Kueue `LocalQueue`s, `ClusterQueue`s and
-/// `ResourceFlavor`s, any object queued to Kueue with `kueue.x-k8s.io/queue-name`, and
-/// `Secret`s. (Every object is also scanned for pasted credentials, which no summary needs to
+/// `ResourceFlavor`s, any object queued to Kueue with `kueue.x-k8s.io/queue-name`,
+/// `Secret`s, `Service`s and Config Connector IAM grants on a `Project`. (Every object is also scanned for pasted credentials, which no summary needs to
 /// count.) Every other object passes the rules unread, so a summary can count it as not
 /// applicable instead of checked.
 #[must_use]
@@ -226,6 +261,7 @@ pub fn applies_to(object: &Object<'_>) -> bool {
         || model::autoscaler::is_autoscaler(object)
         || rules::kueue::reads(object)
         || rules::secrets::reads(object)
+        || rules::security::reads(object)
 }
 
 /// Runs every rule over `objects` and returns the findings, sorted: [`check_each`] on every
@@ -240,13 +276,15 @@ pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
     out
 }
 
-/// The rules that judge one object alone (pasted credentials, on any object). A caller that
+/// The rules that judge one object alone (pasted credentials, on any object; host access,
+/// unpinned images, public Services, project-wide IAM grants). A caller that
 /// streams many files runs this per object and keeps for [`check_together`] only the objects
 /// that [`applies_to`] names.
 #[must_use]
 pub fn check_each(object: &Object<'_>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     rules::secrets::check(std::slice::from_ref(object), &mut out);
+    rules::security::check(object, &mut out);
     out
 }
 
@@ -275,6 +313,9 @@ fn check_scope(objects: &[Object<'_>], out: &mut Vec<Diagnostic>) {
     rules::gpu::check(&groups, out);
     rules::nodepool::check(&pools, out);
     rules::cross::check(&groups, &pools, out);
+    rules::fit::check(&groups, &pools, out);
+    rules::zone::check(&groups, &pools, out);
+    rules::driver::check(&groups, &pools, out);
     rules::kueue::check(objects, &groups, out);
     let autoscalers = model::autoscaler::autoscalers(objects);
     rules::autoscaling::check(&autoscalers, &groups, &pools, out);
@@ -311,6 +352,7 @@ mod tests {
             ("cloud.google.com/v1", "ComputeClass"),
             ("autoscaling/v2", "HorizontalPodAutoscaler"),
             ("autoscaling/v1", "HorizontalPodAutoscaler"),
+            ("v1", "Service"),
             ("kueue.x-k8s.io/v1beta1", "LocalQueue"),
             ("kueue.x-k8s.io/v1beta1", "ClusterQueue"),
             ("kueue.x-k8s.io/v1beta1", "ResourceFlavor"),
@@ -319,7 +361,7 @@ mod tests {
             assert!(applies(&text), "{kind}");
         }
         for (api_version, kind) in [
-            ("v1", "Service"),
+            ("v1", "Endpoints"),
             ("v1", "ConfigMap"),
             ("extensions/v1beta1", "Deployment"),
             ("example.com/v1", "Pod"),

@@ -18,6 +18,8 @@ use serde::Serialize;
 
 use crate::diagnostic::ObjectRef;
 use crate::gitops::diff::FieldChange;
+// One reader of Kubernetes quantities for the crate: validation's.
+use crate::validate::model::fields::quantity;
 use crate::yaml::{Node, Value};
 
 /// The refused-update table, as shipped.
@@ -274,37 +276,6 @@ fn holds(condition: &Condition, old: Option<&Node>, new: Option<&Node>) -> bool 
             !(indexed && completions.is_some() && completions == scalar(new, "spec.parallelism"))
         }
     }
-}
-
-/// A Kubernetes quantity in its base unit (`10Gi`, `500M`, `1.5`, `100m`), where it parses.
-fn quantity(text: &str) -> Option<f64> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
-        .unwrap_or(text.len());
-    let (number, suffix) = text.split_at(split);
-    let number: f64 = number.parse().ok()?;
-    let factor = match suffix {
-        "" => 1.0,
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
-        "Ki" => 1024.0,
-        "Mi" => 1024.0_f64.powi(2),
-        "Gi" => 1024.0_f64.powi(3),
-        "Ti" => 1024.0_f64.powi(4),
-        "Pi" => 1024.0_f64.powi(5),
-        "Ei" => 1024.0_f64.powi(6),
-        exponent => {
-            let power: i32 = exponent.strip_prefix(['e', 'E'])?.parse().ok()?;
-            10.0_f64.powi(power)
-        }
-    };
-    Some(number * factor)
 }
 
 fn refused(rule: &Rule, field: &FieldChange) -> bool {

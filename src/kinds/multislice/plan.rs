@@ -64,6 +64,8 @@ const UPLOADER_PACKAGE: &str = "google-cloud-aiplatform[tensorboard]==1.165.1";
 /// `us-central2`, where TPU v4 lives; a zonal cluster in the slices' zone, like the
 /// reference: TPU slices live in one zone anyway.
 pub(super) const LOCATION: Location<'static> = Location::zonal("us-central2", "b");
+/// [`LOCATION`]'s zone, kept when the zone offers the blueprint's TPU type.
+const DEFAULT_ZONE: &str = "us-central2-b";
 /// Environment variables derived from `spec.tpu`, which `spec.training.env` cannot override.
 const DERIVED_ENV: &[&str] = &["NUM_SLICES", "ICI_PARALLELISM"];
 /// JobSet restarts that still make sense for one training run.
@@ -78,7 +80,6 @@ const RESTARTS_PER_SPOT_SLICE: u32 = 16;
 
 pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     let name = planner.name().to_string();
-    let (site, mut gcp) = Site::open(planner, stanzas!(spec), &LOCATION);
     let tpu = accelerator::resolve_tpu(
         planner,
         &spec.tpu,
@@ -95,6 +96,20 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             queued_provisioning: true,
         },
     );
+    // Without a region, the slices go to a zone that offers their TPU type (the catalog's
+    // zone table), not to v4's zone whatever the type.
+    let zone = tpu.as_ref().map_or(DEFAULT_ZONE, |tpu| {
+        crate::catalog::default_zone(tpu.accelerator, DEFAULT_ZONE)
+    });
+    let location = match zone.rsplit_once('-') {
+        Some((region, _)) if zone != DEFAULT_ZONE => Location {
+            region,
+            zone: Some(zone),
+            ..LOCATION
+        },
+        _ => LOCATION,
+    };
+    let (site, mut gcp) = Site::open(planner, stanzas!(spec), &location);
 
     let (namespace, kubernetes_service_account) = site.names(planner, "training");
     let training_name = spec.training.name.clone().unwrap_or_else(|| name.clone());

@@ -1,6 +1,7 @@
 //! Field paths and scalar text of YAML nodes, as every model and finding writes them.
 //!
-//! Owns only these two helpers; it knows no Kubernetes kind and no rule.
+//! Owns only these helpers (and the reading of Kubernetes quantities); it knows no Kubernetes
+//! kind and no rule.
 
 use crate::yaml::{Node, Value};
 
@@ -27,6 +28,39 @@ pub(crate) fn scalar_text(node: &Node) -> Option<String> {
     }
 }
 
+/// A Kubernetes quantity in its base unit (`10Gi`, `500M`, `1.5`, `100m`, `1e3`), where it
+/// parses.
+pub(crate) fn quantity(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
+        .unwrap_or(text.len());
+    let (number, suffix) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let binary = |power: i32| 1024.0_f64.powi(power);
+    let factor = match suffix {
+        "" => 1.0,
+        "m" => 1e-3,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "E" => 1e18,
+        "Ki" => binary(1),
+        "Mi" => binary(2),
+        "Gi" => binary(3),
+        "Ti" => binary(4),
+        "Pi" => binary(5),
+        "Ei" => binary(6),
+        exponent => {
+            let power: i32 = exponent.strip_prefix(['e', 'E'])?.parse().ok()?;
+            10.0_f64.powi(power)
+        }
+    };
+    Some(number * factor)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,5 +73,15 @@ mod tests {
             join("spec.nodeSelector", "cloud.google.com/gke-nodepool"),
             "spec.nodeSelector['cloud.google.com/gke-nodepool']"
         );
+    }
+
+    #[test]
+    fn reads_quantities_in_base_units() {
+        assert_eq!(quantity("600Gi"), Some(600.0 * 1024.0 * 1024.0 * 1024.0));
+        assert_eq!(quantity("500m"), Some(0.5));
+        assert_eq!(quantity("2"), Some(2.0));
+        assert_eq!(quantity("1e3"), Some(1000.0));
+        assert_eq!(quantity("1G"), Some(1e9));
+        assert_eq!(quantity("lots"), None);
     }
 }

@@ -44,7 +44,25 @@ pub(crate) struct NodePool<'a> {
     pub taints: Vec<(String, String, String)>,
     /// The most nodes the pool can have, when the object bounds it.
     pub max_nodes: Option<i64>,
+    /// Boot disk of each node in GiB: `nodeConfig.diskSizeGb`, else GKE's default of 100.
+    pub disk_gb: u32,
+    /// Whether pods' ephemeral storage is on local SSDs (`ephemeralStorageLocalSsdConfig` or
+    /// `ephemeralStorageConfig`) rather than the boot disk.
+    pub ephemeral_on_local_ssd: bool,
+    /// Whether `nodeConfig.linuxNodeConfig` configures huge pages (nodes have none otherwise).
+    pub hugepages_configured: bool,
+    /// The zones the nodes are in, each with the node and field that name it: every
+    /// `nodeLocations` entry, else `location` when it is a zone (a regional pool without
+    /// `nodeLocations` takes its cluster's zones, which the object does not show).
+    pub zones: Vec<(&'a str, &'a Node, String)>,
+    /// `gpuDriverInstallationConfig.gpuDriverVersion` of the first `guestAccelerator`, with its
+    /// node and field, when written.
+    pub gpu_driver: Option<(&'a str, &'a Node, String)>,
 }
+
+/// GKE's boot disk size when a node pool does not set one (GiB).
+/// See <https://cloud.google.com/kubernetes-engine/docs/how-to/custom-boot-disks>.
+const DEFAULT_DISK_GB: u32 = 100;
 
 /// A TPU node pool's slice.
 #[derive(Debug)]
@@ -209,6 +227,41 @@ fn read<'a>(object: &'a Object<'a>) -> NodePool<'a> {
         })
         .collect();
 
+    let disk_gb = at(&["nodeConfig", "diskSizeGb"])
+        .and_then(Node::as_count)
+        .and_then(|size| u32::try_from(size).ok())
+        .unwrap_or(DEFAULT_DISK_GB);
+    let ephemeral_on_local_ssd = ["ephemeralStorageLocalSsdConfig", "ephemeralStorageConfig"]
+        .iter()
+        .any(|key| at(&["nodeConfig", key]).is_some());
+    let hugepages_configured =
+        at(&["nodeConfig", "linuxNodeConfig"]).is_some_and(|config| mentions(config, "hugepage"));
+    let mut zones: Vec<(&str, &Node, String)> = at(&["nodeLocations"])
+        .and_then(Node::as_seq)
+        .unwrap_or(&[])
+        .iter()
+        .enumerate()
+        .filter_map(|(index, node)| {
+            Some((node.as_str()?, node, format!("spec.nodeLocations[{index}]")))
+        })
+        .collect();
+    if zones.is_empty()
+        && let Some(location) = at(&["location"])
+    {
+        let zone = location
+            .as_str()
+            .filter(|text| crate::names::zone(text).is_ok());
+        zones.extend(zone.map(|zone| (zone, location, "spec.location".to_string())));
+    }
+    let gpu_driver = at(&["nodeConfig", "guestAccelerator"])
+        .and_then(Node::as_seq)
+        .and_then(<[Node]>::first)
+        .and_then(|accelerator| {
+            let node = accelerator.at(&["gpuDriverInstallationConfig", "gpuDriverVersion"])?;
+            let field =
+                "spec.nodeConfig.guestAccelerator[0].gpuDriverInstallationConfig.gpuDriverVersion";
+            Some((node.as_str()?, node, field.to_string()))
+        });
     NodePool {
         object,
         name,
@@ -219,6 +272,23 @@ fn read<'a>(object: &'a Object<'a>) -> NodePool<'a> {
         labels,
         taints,
         max_nodes: max_nodes(spec),
+        disk_gb,
+        ephemeral_on_local_ssd,
+        hugepages_configured,
+        zones,
+        gpu_driver,
+    }
+}
+
+/// Whether any key or string value under `node` contains `word` (any case).
+fn mentions(node: &Node, word: &str) -> bool {
+    match &node.value {
+        crate::yaml::Value::Map(entries) => entries.iter().any(|(key, value)| {
+            key.text.to_ascii_lowercase().contains(word) || mentions(value, word)
+        }),
+        crate::yaml::Value::Seq(items) => items.iter().any(|item| mentions(item, word)),
+        crate::yaml::Value::String(text) => text.to_ascii_lowercase().contains(word),
+        _ => false,
     }
 }
 

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::catalog::TPU_RESOURCE;
 use crate::validate::Object;
-use crate::validate::model::fields::{join, scalar_text};
+use crate::validate::model::fields::{join, quantity, scalar_text};
 use crate::yaml::Node;
 
 /// Annotation that makes JobSet give each replicated job a topology domain of its own.
@@ -599,43 +599,103 @@ fn containers<'a>(spec: &'a Node, path: &str) -> Vec<Container<'a>> {
     all
 }
 
-/// The count a container asks for: its limit, or its request when no limit is written.
-fn container_count<'a>(
+/// Every container of a pod spec (init containers first) with its dotted path.
+pub(crate) fn container_nodes<'a>(spec: &'a Node, path: &str) -> Vec<(&'a Node, String)> {
+    containers(spec, path)
+        .into_iter()
+        .map(|container| (container.node, container.path))
+        .collect()
+}
+
+/// The value a container asks for of `resource`, read by `read`: the first of `kinds`
+/// (`limits`, `requests`) that holds it.
+fn container_value<'a, T>(
     container: &Container<'a>,
     resource: &str,
-) -> Option<(i64, &'a Node, String)> {
-    ["limits", "requests"].into_iter().find_map(|kind| {
+    kinds: [&str; 2],
+    read: fn(&Node) -> Option<T>,
+) -> Option<(T, &'a Node, String)> {
+    kinds.into_iter().find_map(|kind| {
         let value = container.node.at(&["resources", kind, resource])?;
-        let count = value.as_count()?;
+        let amount = read(value)?;
         let field = join(&format!("{}.resources.{kind}", container.path), resource);
-        Some((count, value, field))
+        Some((amount, value, field))
     })
 }
 
-/// The per-pod count of an integer resource such as `google.com/tpu`, as the scheduler sees it;
-/// `None` when no container asks for it.
-pub(crate) fn request<'a>(spec: &'a Node, path: &str, resource: &str) -> Option<Request<'a>> {
-    let mut running: Option<Request<'a>> = None;
-    let mut largest_init: Option<Request<'a>> = None;
+/// The per-pod amount of `resource` as the scheduler sees it: app containers and sidecars
+/// together, or the largest one-off init container when that is more; each container's value
+/// from the first of `kinds` that holds it. With the first container value that contributes.
+fn pod_total<'a, T>(
+    spec: &'a Node,
+    path: &str,
+    resource: &str,
+    kinds: [&str; 2],
+    read: fn(&Node) -> Option<T>,
+) -> Option<(T, &'a Node, String)>
+where
+    T: Copy + PartialOrd + std::ops::AddAssign,
+{
+    let mut running: Option<(T, &'a Node, String)> = None;
+    let mut largest_init: Option<(T, &'a Node, String)> = None;
     for container in containers(spec, path) {
-        let Some((count, node, field)) = container_count(&container, resource) else {
+        let Some((amount, node, field)) = container_value(&container, resource, kinds, read) else {
             continue;
         };
         if container.one_off_init {
-            if largest_init.as_ref().is_none_or(|init| count > init.count) {
-                largest_init = Some(Request { count, node, field });
+            if largest_init.as_ref().is_none_or(|init| amount > init.0) {
+                largest_init = Some((amount, node, field));
             }
         } else if let Some(total) = running.as_mut() {
-            total.count += count;
+            total.0 += amount;
         } else {
-            running = Some(Request { count, node, field });
+            running = Some((amount, node, field));
         }
     }
     match (running, largest_init) {
-        (Some(running), Some(init)) if init.count > running.count => Some(init),
+        (Some(running), Some(init)) if init.0 > running.0 => Some(init),
         (Some(running), _) => Some(running),
         (None, init) => init,
     }
+}
+
+/// The per-pod count of an integer resource such as `google.com/tpu`, as the scheduler sees it
+/// (each container's limit, or its request when no limit is written); `None` when no container
+/// asks for it.
+pub(crate) fn request<'a>(spec: &'a Node, path: &str, resource: &str) -> Option<Request<'a>> {
+    let (count, node, field) =
+        pod_total(spec, path, resource, ["limits", "requests"], Node::as_count)?;
+    Some(Request { count, node, field })
+}
+
+/// How much of a resource measured in quantities (`cpu`, `memory`, `ephemeral-storage`,
+/// `hugepages-2Mi`) a pod asks for, in the resource's base unit (cores, bytes).
+#[derive(Clone, Debug)]
+pub(crate) struct Amount<'a> {
+    /// The effective per-pod amount.
+    pub amount: f64,
+    /// The first container value that contributes to it.
+    pub node: &'a Node,
+    /// Dotted path of that value.
+    pub field: String,
+}
+
+/// Reads a quantity node (`500m`, `8Gi`, `2`) into its base unit.
+fn quantity_of(node: &Node) -> Option<f64> {
+    scalar_text(node).and_then(|text| quantity(&text))
+}
+
+/// The per-pod request of a quantity resource as the scheduler counts it: each container's
+/// request, or its limit when only a limit is written (Kubernetes then sets the request to
+/// it); `None` when no container asks for it.
+pub(crate) fn amount<'a>(spec: &'a Node, path: &str, resource: &str) -> Option<Amount<'a>> {
+    let (amount, node, field) =
+        pod_total(spec, path, resource, ["requests", "limits"], quantity_of)?;
+    Some(Amount {
+        amount,
+        node,
+        field,
+    })
 }
 
 /// Every resource name any container of the pod requests or limits, with the first place it is

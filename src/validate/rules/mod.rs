@@ -1,8 +1,11 @@
 //! The rule families, one module each: `tpu` and `gpu` (pods' selectors and requests),
 //! `jobset` (multislice JobSets), `placement` (each multi-host TPU slice on a slice of its own),
-//! `nodepool` (Config Connector node pools), `cross` (workloads against node pools), `kueue`
-//! (queues, flavors and quota), `autoscaling` (HorizontalPodAutoscalers) and `secrets`
-//! (credentials written into any object); plus `shared`, the finding builders several
+//! `nodepool` (Config Connector node pools), `cross` (workloads against node pools), `fit`
+//! (pods against the allocatable capacity of their nodes), `zone` (accelerators where
+//! they are offered), `driver` (GPU images' CUDA against the nodes' driver), `kueue`
+//! (queues, flavors and quota), `autoscaling` (HorizontalPodAutoscalers), `secrets`
+//! (credentials written into any object) and `security` (host access, unpinned images, public
+//! Services, project-wide IAM grants); plus `shared`, the finding builders several
 //! families use.
 //!
 //! Each family reads the models of [`crate::validate::model`], `shared`, the catalog and
@@ -12,11 +15,15 @@
 
 pub(crate) mod autoscaling;
 pub(crate) mod cross;
+pub(crate) mod driver;
+pub(crate) mod fit;
 pub(crate) mod gpu;
 pub(crate) mod jobset;
 pub(crate) mod kueue;
 pub(crate) mod nodepool;
 pub(crate) mod placement;
 pub(crate) mod secrets;
+pub(crate) mod security;
 pub(crate) mod shared;
 pub(crate) mod tpu;
+pub(crate) mod zone;

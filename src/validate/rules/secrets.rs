@@ -5,7 +5,8 @@
 use crate::diagnostic::Diagnostic;
 use crate::secrets::{self, RULE};
 use crate::validate::Object;
-use crate::yaml::Value;
+use crate::validate::model::workload::{container_nodes, templates};
+use crate::yaml::{Node, Value};
 
 pub(crate) fn check(objects: &[Object<'_>], out: &mut Vec<Diagnostic>) {
     for object in objects {
@@ -29,6 +30,76 @@ pub(crate) fn check(objects: &[Object<'_>], out: &mut Vec<Diagnostic>) {
         }
         if secret {
             check_secret_values(object, out);
+        }
+        check_env_literals(object, out);
+    }
+}
+
+/// Whether an environment variable's name says its value is a credential: one of its
+/// `_`-separated words is `TOKEN`, `PASSWORD`, `PASSWD`, `SECRET` or `APIKEY`, or two are
+/// `API KEY` or `PRIVATE KEY` (`TOKENIZER` is not a token).
+fn names_a_credential(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    let words: Vec<&str> = upper.split('_').collect();
+    words
+        .iter()
+        .any(|word| matches!(*word, "TOKEN" | "PASSWORD" | "PASSWD" | "SECRET" | "APIKEY"))
+        || words
+            .windows(2)
+            .any(|pair| matches!(pair, ["API" | "PRIVATE", "KEY"]))
+}
+
+/// A container environment variable named like a credential whose value is written in the
+/// manifest, whatever its shape: the shapes above catch known issuers only. Empty values and
+/// `$(VAR)` references to other variables are not credentials.
+fn check_env_literals(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
+    for template in templates(std::slice::from_ref(object)) {
+        for (container, path) in container_nodes(template.spec, &template.path) {
+            for (index, variable) in container.items("env").iter().enumerate() {
+                let Some(name) = variable.get("name").and_then(Node::as_str) else {
+                    continue;
+                };
+                let upper = name.to_ascii_uppercase();
+                // `TOKEN_PATH`, `SECRET_NAME`… name where a credential is, not the credential.
+                let reference = [
+                    "_PATH",
+                    "_FILE",
+                    "_DIR",
+                    "_NAME",
+                    "_URL",
+                    "_URI",
+                    "_ENDPOINT",
+                ]
+                .iter()
+                .any(|suffix| upper.ends_with(suffix));
+                if reference || !names_a_credential(name) {
+                    continue;
+                }
+                let Some(value) = variable.get("value") else {
+                    continue;
+                };
+                let text = value.as_str().unwrap_or("value");
+                // Tokens of known shapes are errors above, once.
+                // A Secret Manager resource name is where the value is, not the value.
+                let secret_manager = text.starts_with("projects/") && text.contains("/secrets/");
+                if text.is_empty()
+                    || text.starts_with("$(")
+                    || secret_manager
+                    || secrets::credential(text).is_some()
+                {
+                    continue;
+                }
+                out.push(
+                    Diagnostic::warning(
+                        RULE,
+                        format!("environment variable `{name}` holds its value in the manifest"),
+                    )
+                    .at(object.file, value.span)
+                    .object(object.id.clone())
+                    .field(format!("{path}.env[{index}].value"))
+                    .fix("put the value in a Secret (or Secret Manager) and reference it with `valueFrom.secretKeyRef`"),
+                );
+            }
         }
     }
 }

@@ -9,6 +9,7 @@
 
 use crate::catalog::{self, Topology, TopologyError, TpuFamily};
 use crate::diagnostic::Diagnostic;
+use crate::validate::Object;
 use crate::validate::model::accelerator::TopologyProblem;
 use crate::validate::model::nodepool::NodePool;
 use crate::validate::model::workload::PodTemplate;
@@ -25,6 +26,15 @@ impl Locate for PodTemplate<'_> {
         diagnostic
             .at(self.object.file, node.span)
             .object(self.object.id.clone())
+            .field(field)
+    }
+}
+
+impl Locate for Object<'_> {
+    fn finding(&self, diagnostic: Diagnostic, node: &Node, field: &str) -> Diagnostic {
+        diagnostic
+            .at(self.file, node.span)
+            .object(self.id.clone())
             .field(field)
     }
 }
