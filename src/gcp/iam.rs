@@ -9,7 +9,7 @@
 use super::spec::ServiceAccountSpec;
 use super::{
     BucketHandle, CNRM, ClusterHandle, Dependency, Gcp, IamMemberPlan, IamResource, Member, Meta,
-    Ref, ServiceAccountPlan, rule,
+    Ref, RegistryHandle, ServiceAccountPlan, rule,
 };
 use crate::names;
 use crate::plan::Planner;
@@ -174,6 +174,41 @@ impl Gcp {
     /// Grants `role` on `bucket` to `account`.
     pub fn bucket_role(&mut self, bucket: &BucketHandle, account: &AccountHandle, role: &str) {
         self.grant(&bucket.iam_target(), account, role);
+    }
+
+    /// Lets `account` (a node account) pull images from `registry`: Artifact Registry Reader
+    /// on that repository, not on the project.
+    pub fn registry_reader(&mut self, registry: &RegistryHandle, account: &AccountHandle) {
+        self.grant(
+            &registry.repository.iam_target(),
+            account,
+            "roles/artifactregistry.reader",
+        );
+    }
+
+    /// Lets `account` pull `image` when it lives in an Artifact Registry Docker repository
+    /// (`<location>-docker.pkg.dev/<project>/<repository>/…`): Reader on that repository.
+    /// Images elsewhere (public registries) need no grant.
+    pub fn image_reader(&mut self, image: &str, account: &AccountHandle) {
+        let Some((host, path)) = image.split_once('/') else {
+            return;
+        };
+        let Some(location) = host.strip_suffix("-docker.pkg.dev") else {
+            return;
+        };
+        let mut parts = path.splitn(3, '/');
+        let (Some(project), Some(repository), Some(_)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return;
+        };
+        let external = format!("projects/{project}/locations/{location}/repositories/{repository}");
+        let target = IamTarget::external(
+            "artifactregistry",
+            "ArtifactRegistryRepository",
+            external,
+            repository,
+        );
+        self.grant(&target, account, "roles/artifactregistry.reader");
     }
 
     /// Grants `role` on a resource to `account`.

@@ -258,6 +258,27 @@ pub enum GpuDriverVersion {
     Latest,
 }
 
+impl GpuDriverVersion {
+    /// The driver for pods running `image` when the blueprint does not choose: `DEFAULT`
+    /// unless the image is built on a CUDA newer than the `DEFAULT` driver runs and `LATEST`
+    /// runs it (`data/gpu-cuda.tsv`; the `gpu-driver-cuda` rule judges the same facts). An image
+    /// whose CUDA the tool does not know keeps `DEFAULT`.
+    #[must_use]
+    pub fn for_image(image: &str) -> Self {
+        let runs = |driver: &str| {
+            crate::catalog::image_cuda(image)
+                .and_then(crate::catalog::min_driver)
+                .zip(crate::catalog::driver_branch(driver))
+                .is_none_or(|(needed, installed)| installed >= needed)
+        };
+        if !runs("DEFAULT") && runs("LATEST") {
+            Self::Latest
+        } else {
+            Self::Default
+        }
+    }
+}
+
 /// A GPU node pool: how many nodes and what they boot with. The GPUs themselves, the machine
 /// type and the GPU count per node come from the `gpu` stanza.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -275,6 +296,7 @@ pub struct GpuPoolSpec {
     /// Use Spot VMs.
     #[serde(default)]
     pub spot: bool,
-    /// NVIDIA driver GKE installs (default `DEFAULT`).
+    /// NVIDIA driver GKE installs (default `DEFAULT`, or `LATEST` where the kind's image is
+    /// built on a CUDA newer than the `DEFAULT` driver runs).
     pub driver_version: Option<GpuDriverVersion>,
 }

@@ -48,6 +48,10 @@ pub enum Topic {}
 #[derive(Clone, Copy, Debug)]
 pub enum Dataset {}
 
+/// An Artifact Registry repository.
+#[derive(Clone, Copy, Debug)]
+pub enum Repository {}
+
 impl Resource for Bucket {
     const GROUP: &'static str = "storage";
     const KIND: &'static str = "StorageBucket";
@@ -61,6 +65,11 @@ impl Resource for Topic {
 impl Resource for Dataset {
     const GROUP: &'static str = "bigquery";
     const KIND: &'static str = "BigQueryDataset";
+}
+
+impl Resource for Repository {
+    const GROUP: &'static str = "artifactregistry";
+    const KIND: &'static str = "ArtifactRegistryRepository";
 }
 
 /// A created-or-referenced bucket.
@@ -109,6 +118,8 @@ impl BucketHandle {
 pub struct RegistryHandle {
     /// `<location>-docker.pkg.dev/<project>/<repository>`.
     pub url: String,
+    /// The repository, for grants on it.
+    pub repository: Handle<Repository>,
 }
 
 impl Gcp {
@@ -168,15 +179,22 @@ impl Gcp {
         check_location(planner, field, spec.location.as_deref());
         let location = spec.location.clone().unwrap_or_else(|| self.region.clone());
         let url = format!("{location}-docker.pkg.dev/{}/{name}", self.project);
-        if !spec.existing {
+        let repository = if spec.existing {
+            let external = format!(
+                "projects/{}/locations/{location}/repositories/{name}",
+                self.project
+            );
+            Handle::existing(name, external)
+        } else {
             let api = self.api("artifactregistry.googleapis.com");
             self.infra.registries.push(RegistryPlan {
-                meta: Meta::new(name, [api]),
+                meta: Meta::new(name.clone(), [api]),
                 location,
                 description: description.to_string(),
             });
-        }
-        RegistryHandle { url }
+            self.created(name.clone(), &name)
+        };
+        RegistryHandle { url, repository }
     }
 
     /// Plans a Pub/Sub topic, with a message schema (`PROTOCOL_BUFFER` text) when given.

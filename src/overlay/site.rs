@@ -24,11 +24,9 @@ use crate::plan::{ClusterExport, Exports, Planner};
 pub const BLUEPRINT_LABEL: &str = "aiml.dev/blueprint";
 
 /// Project roles of a node service account: GKE's minimal node role (logging and monitoring
-/// agents) and image pulls.
-pub const NODE_PROJECT_ROLES: &[&str] = &[
-    "roles/container.defaultNodeServiceAccount",
-    "roles/artifactregistry.reader",
-];
+/// agents). Image pulls are granted on the blueprint's own repository
+/// (`Gcp::registry_reader`), not on the project.
+pub const NODE_PROJECT_ROLES: &[&str] = &["roles/container.defaultNodeServiceAccount"];
 
 /// Roles on a blueprint's bucket for accounts that use its data: read and write objects, and
 /// read the bucket's metadata (which `gcsfs` and TensorFlow's file system ask for).

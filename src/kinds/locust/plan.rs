@@ -158,6 +158,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         "spec.registry",
         "Locust and benchmark-runner images",
     );
+    gcp.registry_reader(&registry, &node_account);
     let written = &spec.images;
     let images = ResolvedImages {
         locust: image_or(

@@ -22,11 +22,7 @@ use crate::plan::Planner;
 
 /// Project roles of the Workload Identity service account: the reference's, without
 /// project-wide object admin (bucket roles below cover the blueprint's data).
-const WORKLOAD_PROJECT_ROLES: &[&str] = &[
-    "roles/aiplatform.user",
-    "roles/artifactregistry.reader",
-    "roles/logging.logWriter",
-];
+const WORKLOAD_PROJECT_ROLES: &[&str] = &["roles/aiplatform.user", "roles/logging.logWriter"];
 
 /// APIs the kind needs beyond those its blocks enable.
 const SERVICES: &[&str] = &[
@@ -231,6 +227,8 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     }
 
     accelerator::check_obtainable(planner, &tpu);
+    // The nodes pull the training image; a private one from its repository only.
+    gcp.image_reader(&image, &accounts.nodes);
     gcp.tpu_pools(&cluster, &tpu, &accounts.nodes, &pool_labels(&name));
 
     let mut env: BTreeMap<String, String> = BTreeMap::new();

@@ -374,6 +374,7 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
         "spec.registry",
         "Saxml and checkpoint-converter images",
     );
+    gcp.registry_reader(&registry, &nodes);
     // Load tests of this blueprint publish here ([`Exports::metrics_topic`]); each grants
     // its own publisher.
     gcp.metrics_sink(

@@ -7,6 +7,7 @@ use super::spec::{Framework, Metric, Spec};
 use super::templates::{HealthCheckPlan, Plan, Routes, TritonPlan, Workload};
 use crate::accelerator::{self, GpuSpec};
 use crate::catalog::GPU_ACCELERATOR_LABEL;
+use crate::gcp::spec::GpuDriverVersion;
 use crate::gcp::{self, Addons};
 use crate::names::check_dns_label;
 use crate::overlay::autoscaling::{self, AutoscalingPlan, GpuMetric, GpuPods};
@@ -159,18 +160,25 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
     for role in BUCKET_ROLES {
         gcp.bucket_role(&bucket, &accounts.workload, role);
     }
-    gcp.registry(
+    let registry = gcp.registry(
         planner,
         &spec.registry,
         "spec.registry",
         "Triton Inference Server images",
     );
+    gcp.registry_reader(&registry, &accounts.nodes);
     let gpu = gpu?;
+    // NGC's newest Triton images need a newer driver than GKE's DEFAULT: pick the one that
+    // runs the image natively unless the blueprint chose.
+    let mut gpu_pool_spec = spec.gpu_pool.clone();
+    gpu_pool_spec
+        .driver_version
+        .get_or_insert_with(|| GpuDriverVersion::for_image(&image));
     let pool = gcp.sized_gpu_pool(
         planner,
         &cluster,
         &gpu,
-        &spec.gpu_pool,
+        &gpu_pool_spec,
         &gpu_pool(&site.name),
         &accounts.nodes,
     );
