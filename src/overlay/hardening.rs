@@ -126,7 +126,7 @@ fn group(object: &Node) -> &str {
 
 /// Every pod template of `object`: the template (the node holding `metadata` and `spec`, or
 /// the object itself for a Pod) and its `spec`.
-fn pod_templates(object: &Node) -> Vec<(&Node, &Node)> {
+pub(super) fn pod_templates(object: &Node) -> Vec<(&Node, &Node)> {
     let Some(kind) = object.get("kind").and_then(Node::as_str) else {
         return Vec::new();
     };
@@ -199,7 +199,7 @@ fn bound_service_accounts(documents: &[Node]) -> BTreeSet<(String, String)> {
 }
 
 /// Whether Istio injects `pod` (a pod template or Pod): its proxy is Istio's to configure.
-fn istio_injected(pod: &Node) -> bool {
+pub(super) fn istio_injected(pod: &Node) -> bool {
     let metadata = pod.get("metadata");
     let label = metadata
         .and_then(|m| m.at(&["labels", "sidecar.istio.io/inject"]))

@@ -15,6 +15,7 @@ pub mod autoscaling;
 pub mod client;
 pub mod exposure;
 pub mod hardening;
+pub mod network_policy;
 pub mod role_pool;
 pub mod runs;
 pub mod secret_ref;
@@ -94,7 +95,8 @@ impl Overlay {
 
     /// Adds the target folder for `plane`: its `kustomization.yaml` and the objects in
     /// `resources` (a YAML stream rendered by templates). The pods of a workload target are
-    /// hardened ([`hardening`]), then its run objects are named after their content ([`runs`]).
+    /// hardened ([`hardening`]), its namespaces closed ([`network_policy`]), then its run
+    /// objects are named after their content ([`runs`]).
     pub fn add_target(
         &mut self,
         plane: Plane,
@@ -106,6 +108,8 @@ impl Overlay {
                 let file = format!("{}/{RESOURCES_FILE}", plane.dir());
                 // Hardened first: a run's name hashes the content it is applied with.
                 let resources = hardening::harden_pods(&file, resources)?;
+                // Before naming runs: policies select run pods by the run's name.
+                let resources = network_policy::add_policies(&file, blueprint.name, resources)?;
                 runs::name_runs(&file, resources)?
             }
             Plane::ConfigConnector => resources,
