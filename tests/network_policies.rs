@@ -259,3 +259,30 @@ fn every_rendered_pod_is_locked_down() {
         }
     }
 }
+
+#[test]
+fn no_rendered_container_installs_packages_at_start() {
+    // The TensorBoard uploader still pip-installs a pinned package: Google publishes its
+    // uploader image without tags to pin (src/kinds/multislice/plan.rs). Nothing else may.
+    let known = ["tb-uploader"];
+    let mut checked = 0;
+    for folder in workload_folders() {
+        for object in objects(&folder) {
+            for (_, spec) in pods(&object) {
+                for container in spec["containers"].as_array().into_iter().flatten() {
+                    let run = format!("{} {}", container["command"], container["args"]);
+                    checked += 1;
+                    assert!(
+                        !run.contains("pip install")
+                            || known.contains(&container["name"].as_str().unwrap_or_default()),
+                        "{}: {} {} installs packages at start: {run}",
+                        folder.display(),
+                        object["kind"],
+                        object["metadata"]["name"]
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked > 10, "{checked}");
+}
