@@ -23,8 +23,8 @@ const EDITS: &[(&str, &str, &str)] = &[
     ),
     (
         "multislice-v4-32-training",
-        "image: python:3.11",
-        "image: python:3.12",
+        "tpu:jax0.5.2-rev1",
+        "tpu:jax0.6.1-rev1",
     ),
     (
         "multislice-v4-32-training",

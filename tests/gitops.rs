@@ -927,8 +927,8 @@ fn credentials_in_the_git_url_are_refused_and_never_echoed() {
     repo.write(
         "blueprints/multislice-v4-32-training.yaml",
         &EXAMPLE.replace(
-            "https://storage.googleapis.com",
-            "https://robot:s3cr3tT0kenValue@storage.googleapis.com",
+            "import jax;",
+            "# https://robot:s3cr3tT0kenValue@storage.googleapis.com\n      import jax;",
         ),
     );
     let run = repo.aiml(&["render"]);

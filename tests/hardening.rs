@@ -374,7 +374,10 @@ fn the_fix_for_an_unquoted_version_keeps_its_digits() {
     let repo = TestRepo::new();
     repo.write(
         "blueprints/multislice-v4-32-training.yaml",
-        &EXAMPLE.replace("image: python:3.11", "image: 1.10"),
+        &EXAMPLE.replace(
+            "image: us-docker.pkg.dev/cloud-tpu-images/jax-stable-stack/tpu:jax0.5.2-rev1",
+            "image: 1.10",
+        ),
     );
     let run = repo.aiml(&["render"]);
     run.expect_code(2).stderr_has("quote the value: `\"1.10\"`");

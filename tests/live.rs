@@ -264,7 +264,7 @@ fn status_follows_a_blueprint_from_nothing_to_ready_through_a_failure() {
         "{line}"
     );
     assert!(
-        line.contains(" 0/15 ") && line.contains("missing"),
+        line.contains(" 0/26 ") && line.contains("missing"),
         "{line}"
     );
 

@@ -41,15 +41,7 @@ fn files(dir: &Path) -> Vec<String> {
 
 /// The repositories with committed output: this one and each example that has `rendered/`.
 fn repositories() -> Vec<PathBuf> {
-    let mut repositories = vec![root()];
-    for entry in std::fs::read_dir(root().join("examples")).expect("examples") {
-        let path = entry.expect("entry").path();
-        if path.join("rendered").is_dir() {
-            repositories.push(path);
-        }
-    }
-    repositories.sort();
-    repositories
+    support::repositories_with_output()
 }
 
 /// `dir:` of a RootSync's text.

@@ -218,11 +218,13 @@ fn a_harmless_change_passes_and_the_flag_takes_known_values_only() {
     let (repo, _git) = committed(EXAMPLE);
     repo.write(
         BLUEPRINT,
-        &EXAMPLE.replace("image: python:3.11", "image: python:3.12"),
+        &EXAMPLE.replace("tpu:jax0.5.2-rev1", "tpu:jax0.6.1-rev1"),
     );
     render(&repo);
     let run = passes(&repo);
-    run.stdout_has("python:3.11 → python:3.12");
+    run.stdout_has(
+        "tpu:jax0.5.2-rev1 → us-docker.pkg.dev/cloud-tpu-images/jax-stable-stack/tpu:jax0.6.1-rev1",
+    );
     // `--exit-code` still says that something differs.
     fail_on(&repo, &["--exit-code"]).expect_code(1);
     repo.aiml(&["diff", "--fail-on", "everything"])

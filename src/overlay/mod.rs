@@ -14,6 +14,8 @@
 pub mod autoscaling;
 pub mod client;
 pub mod exposure;
+pub mod hardening;
+pub mod network_policy;
 pub mod role_pool;
 pub mod runs;
 pub mod secret_ref;
@@ -92,8 +94,9 @@ impl Overlay {
     }
 
     /// Adds the target folder for `plane`: its `kustomization.yaml` and the objects in
-    /// `resources` (a YAML stream rendered by templates). Run objects of a workload target
-    /// are named after their content ([`runs`]).
+    /// `resources` (a YAML stream rendered by templates). The pods of a workload target are
+    /// hardened ([`hardening`]), its namespaces closed ([`network_policy`]), then its run
+    /// objects are named after their content ([`runs`]).
     pub fn add_target(
         &mut self,
         plane: Plane,
@@ -102,7 +105,12 @@ impl Overlay {
     ) -> Result<(), TemplateError> {
         let resources = match plane {
             Plane::Workload => {
-                runs::name_runs(&format!("{}/{RESOURCES_FILE}", plane.dir()), resources)?
+                let file = format!("{}/{RESOURCES_FILE}", plane.dir());
+                // Hardened first: a run's name hashes the content it is applied with.
+                let resources = hardening::harden_pods(&file, resources)?;
+                // Before naming runs: policies select run pods by the run's name.
+                let resources = network_policy::add_policies(&file, blueprint.name, resources)?;
+                runs::name_runs(&file, resources)?
             }
             Plane::ConfigConnector => resources,
         };

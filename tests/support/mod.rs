@@ -83,6 +83,20 @@ impl TestRepo {
     }
 }
 
+/// This repository and each example repository with rendered output, sorted.
+pub fn repositories_with_output() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut repositories = vec![root.to_path_buf()];
+    for entry in std::fs::read_dir(root.join("examples")).expect("examples") {
+        let path = entry.expect("entry").path();
+        if path.join("rendered").is_dir() {
+            repositories.push(path);
+        }
+    }
+    repositories.sort();
+    repositories
+}
+
 /// One blueprint the repository ships under `blueprints/`.
 pub struct Shipped {
     /// Its file, relative to the repository (`blueprints/x.yaml`).

@@ -1,10 +1,13 @@
 //! The server under load: another blueprint's exported service, or an address, checked
 //! against what the locustfile can drive.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::rule;
 use super::spec::{Framework, Spec};
+use crate::overlay::network_policy::CONSUMER_LABEL;
 use crate::plan::Planner;
 use crate::plan::endpoint::{self, address, check_host, decided_by};
 
@@ -26,6 +29,21 @@ pub(super) struct TargetPlan {
     pub(super) namespace: Option<String>,
     #[serde(skip)]
     pub(super) metrics_topic: Option<crate::plan::TopicExport>,
+    /// The load's path through the NetworkPolicies.
+    network: TargetNetwork,
+}
+
+/// Where the load goes, for the NetworkPolicies the template declares: the Locust namespace
+/// is closed (`overlay::network_policy`), and so is a target blueprint's.
+#[derive(Debug, Default, Serialize)]
+struct TargetNetwork {
+    /// The target's namespace, when it is known and not Locust's own.
+    namespace: Option<String>,
+    /// Labels of Locust's namespace: a target blueprint's consumer label, which its closed
+    /// namespace lets in.
+    namespace_labels: BTreeMap<String, String>,
+    /// The target's port, for a target outside the cluster.
+    port: u16,
 }
 
 pub(super) fn resolve_target(
@@ -33,6 +51,25 @@ pub(super) fn resolve_target(
     planner: &mut Planner<'_>,
     own_namespace: &str,
 ) -> Option<TargetPlan> {
+    let mut plan = resolve(spec, planner, own_namespace)?;
+    plan.network = TargetNetwork {
+        namespace: plan.namespace.clone().filter(|n| n != own_namespace),
+        namespace_labels: spec
+            .target
+            .blueprint
+            .iter()
+            .map(|b| (format!("{CONSUMER_LABEL}{b}"), "true".to_string()))
+            .collect(),
+        port: plan
+            .url
+            .rsplit_once(':')
+            .and_then(|(_, port)| port.parse().ok())
+            .unwrap_or(80),
+    };
+    Some(plan)
+}
+
+fn resolve(spec: &Spec, planner: &mut Planner<'_>, own_namespace: &str) -> Option<TargetPlan> {
     let t = &spec.target;
     match (&t.blueprint, &t.service) {
         (Some(blueprint), _) => resolve_blueprint_target(spec, planner, blueprint),
@@ -70,6 +107,7 @@ pub(super) fn resolve_target(
                 source: format!("{service}:{port}"),
                 namespace,
                 metrics_topic: None,
+                network: TargetNetwork::default(),
             })
         }
         (None, None) => {
@@ -128,6 +166,7 @@ fn resolve_blueprint_target(
         source: format!("blueprint {blueprint}"),
         namespace: Some(service.namespace.clone()),
         metrics_topic: exported.exports.metrics_topic.clone(),
+        network: TargetNetwork::default(),
     })
 }
 

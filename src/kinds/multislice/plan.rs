@@ -44,12 +44,14 @@ const PRIORITY_CLASSES: &[(&str, i64, &str)] = &[
 ];
 
 /// The reference's hello-world: every host reports the global device count, which proves
-/// that all slices joined one JAX runtime.
-const DEFAULT_IMAGE: &str = "python:3.11";
+/// that all slices joined one JAX runtime. From Google's JAX stable-stack TPU image (JAX and
+/// libtpu built in, as MaxText and XPK use it) rather than the reference's `pip install
+/// jax[tpu]` into `python:3.11` at every start: nothing unpinned is fetched at run time.
+const DEFAULT_IMAGE: &str = "us-docker.pkg.dev/cloud-tpu-images/jax-stable-stack/tpu:jax0.5.2-rev1";
 const DEFAULT_COMMAND: &[&str] = &[
-    "bash",
+    "python",
     "-c",
-    "pip install \"jax[tpu]\" -f https://storage.googleapis.com/jax-releases/libtpu_releases.html\npython -c 'import jax; print(\"Global device count:\", jax.device_count())'\n",
+    "import jax; print(\"Global device count:\", jax.device_count())\n",
 ];
 
 /// The uploader runs from a pinned Python image with a pinned `google-cloud-aiplatform`,

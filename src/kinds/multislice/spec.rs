@@ -88,7 +88,7 @@ pub(super) struct Kueue {
 pub(super) struct Training {
     /// JobSet name (default: the blueprint name).
     pub(super) name: Option<String>,
-    /// Container image (default: the reference's `python:3.11` hello-world).
+    /// Container image (default: Google's JAX stable-stack TPU image, for the hello-world).
     pub(super) image: Option<String>,
     /// Container command.
     pub(super) command: Option<Vec<String>>,
