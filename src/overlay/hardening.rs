@@ -3,7 +3,8 @@
 //! out and never changes one it wrote.
 //!
 //! - the pod: `securityContext.seccompProfile: {type: RuntimeDefault}`;
-//! - every container and init container: `allowPrivilegeEscalation: false` and
+//! - every container and init container: `imagePullPolicy: Always` when its image is named by
+//!   a tag alone (see [`pull_by_tag_always`]); `allowPrivilegeEscalation: false` and
 //!   `capabilities.drop: [ALL]`, except a container that says `privileged: true` (the API
 //!   server refuses `allowPrivilegeEscalation: false` beside it, and dropping capabilities of a
 //!   privileged container means nothing): the template has said what it needs;
@@ -264,6 +265,7 @@ fn harden_pod(
 
 /// The edits that lock one container down.
 fn harden_container(text: &str, container: &Node, edits: &mut Vec<Edit>) {
+    pull_by_tag_always(text, container, edits);
     let Some(context) = container.get("securityContext") else {
         insert(
             text,
@@ -305,6 +307,21 @@ fn harden_container(text: &str, container: &Node, edits: &mut Vec<Edit>) {
             insert(text, capabilities, "drop", &json!(["ALL"]), edits);
         }
         Some(_) => {}
+    }
+}
+
+/// `imagePullPolicy: Always` for an image named by tag alone, unless the template chose: a
+/// tag can move, and `IfNotPresent` would then run whichever image each node cached first,
+/// and start a private image on a node that pulled it for another pod without asking the
+/// registry whether this pod may have it. With `Always` the kubelet checks the tag's digest at
+/// every start (cached layers are reused). An image pinned by digest cannot move and keeps
+/// the default. Istio's `auto` placeholder is the injector's to set.
+fn pull_by_tag_always(text: &str, container: &Node, edits: &mut Vec<Edit>) {
+    let Some(image) = container.get("image").and_then(Node::as_str) else {
+        return;
+    };
+    if container.get("imagePullPolicy").is_none() && !image.contains('@') && image != "auto" {
+        insert(text, container, "imagePullPolicy", &json!("Always"), edits);
     }
 }
 

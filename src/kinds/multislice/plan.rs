@@ -214,7 +214,10 @@ pub(super) fn plan(spec: &Spec, planner: &mut Planner<'_>) -> Option<Plan> {
             vec![
                 "sh".into(),
                 "-c".into(),
-                format!("pip install --no-cache-dir '{UPLOADER_PACKAGE}' && exec {uploader}"),
+                // Into the user site under /tmp: the root file system is read-only.
+                format!(
+                    "pip install --user --no-cache-dir --disable-pip-version-check '{UPLOADER_PACKAGE}' && exec \"$PYTHONUSERBASE\"/bin/{uploader}"
+                ),
             ]
         };
         TensorboardPlan {
