@@ -100,6 +100,7 @@ pub(crate) mod rule {
     pub const ACCELERATOR_ZONE: &str = "accelerator-zone";
     pub const GPU_DRIVER_CUDA: &str = "gpu-driver-cuda";
     pub const POD_HOST_ACCESS: &str = "pod-host-access";
+    pub const CONTAINER_SECURITY_CONTEXT: &str = "container-security-context";
     pub const IMAGE_UNPINNED: &str = "image-unpinned";
     pub const SERVICE_PUBLIC: &str = "service-public";
     pub const IAM_PROJECT_SCOPE: &str = "iam-project-scope";
@@ -228,6 +229,10 @@ pub const RULES: &[Rule] = &[
         summary: "pods outside GKE's namespaces do not use the node's network, processes or IPC, nor privileged containers",
     },
     Rule {
+        id: rule::CONTAINER_SECURITY_CONTEXT,
+        summary: "every container runs with a RuntimeDefault seccomp profile, no privilege escalation and all capabilities dropped",
+    },
+    Rule {
         id: rule::IMAGE_UNPINNED,
         summary: "container images name a release tag or a digest, not `latest` or nothing",
     },
@@ -277,7 +282,7 @@ pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
 }
 
 /// The rules that judge one object alone (pasted credentials, on any object; host access,
-/// unpinned images, public Services, project-wide IAM grants). A caller that
+/// container security contexts, unpinned images, public Services, project-wide IAM grants). A caller that
 /// streams many files runs this per object and keeps for [`check_together`] only the objects
 /// that [`applies_to`] names.
 #[must_use]

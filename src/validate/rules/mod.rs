@@ -4,8 +4,8 @@
 //! (pods against the allocatable capacity of their nodes), `zone` (accelerators where
 //! they are offered), `driver` (GPU images' CUDA against the nodes' driver), `kueue`
 //! (queues, flavors and quota), `autoscaling` (HorizontalPodAutoscalers), `secrets`
-//! (credentials written into any object) and `security` (host access, unpinned images, public
-//! Services, project-wide IAM grants); plus `shared`, the finding builders several
+//! (credentials written into any object) and `security` (host access, security contexts, unpinned
+//! images, public Services, project-wide IAM grants); plus `shared`, the finding builders several
 //! families use.
 //!
 //! Each family reads the models of [`crate::validate::model`], `shared`, the catalog and
