@@ -3,7 +3,8 @@
 //! `nodepool` (Config Connector node pools), `cross` (workloads against node pools), `fit`
 //! (pods against the allocatable capacity of their nodes), `zone` (accelerators where
 //! they are offered), `driver` (GPU images' CUDA against the nodes' driver), `kueue`
-//! (queues, flavors and quota), `autoscaling` (HorizontalPodAutoscalers), `secrets`
+//! (queues, flavors and quota), `autoscaling` (HorizontalPodAutoscalers), `network`
+//! (pods no NetworkPolicy selects), `secrets`
 //! (credentials written into any object) and `security` (host access, security contexts, unpinned
 //! images, public Services, project-wide IAM grants); plus `shared`, the finding builders several
 //! families use.
@@ -20,6 +21,7 @@ pub(crate) mod fit;
 pub(crate) mod gpu;
 pub(crate) mod jobset;
 pub(crate) mod kueue;
+pub(crate) mod network;
 pub(crate) mod nodepool;
 pub(crate) mod placement;
 pub(crate) mod secrets;
