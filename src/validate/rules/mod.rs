@@ -4,7 +4,7 @@
 //! (pods against the allocatable capacity of their nodes), `zone` (accelerators where
 //! they are offered), `driver` (GPU images' CUDA against the nodes' driver), `kueue`
 //! (queues, flavors and quota), `autoscaling` (HorizontalPodAutoscalers), `network`
-//! (pods no NetworkPolicy selects), `secrets`
+//! (pods no NetworkPolicy selects), `gateway` (public gateways without authentication), `secrets`
 //! (credentials written into any object) and `security` (host access, security contexts, unpinned
 //! images, public Services, project-wide IAM grants); plus `shared`, the finding builders several
 //! families use.
@@ -18,6 +18,7 @@ pub(crate) mod autoscaling;
 pub(crate) mod cross;
 pub(crate) mod driver;
 pub(crate) mod fit;
+pub(crate) mod gateway;
 pub(crate) mod gpu;
 pub(crate) mod jobset;
 pub(crate) mod kueue;
