@@ -13,7 +13,7 @@ use crate::diagnostic::Diagnostic;
 use crate::validate::Object;
 use crate::validate::model::fields::scalar_text;
 use crate::validate::rule;
-use crate::validate::rules::shared::Locate;
+use crate::validate::rules::shared::{Locate, internal_load_balancer};
 use crate::yaml::{Node, Value};
 
 /// GKE's GatewayClasses that get a public address.
@@ -22,12 +22,6 @@ const EXTERNAL_CLASSES: [&str; 3] = [
     "gke-l7-global-external-managed",
     "gke-l7-regional-external-managed",
     "gke-l7-gxlb",
-];
-
-/// Annotations that make GKE's load balancer internal (current and legacy spellings).
-const INTERNAL_ANNOTATIONS: [&str; 2] = [
-    "networking.gke.io/load-balancer-type",
-    "cloud.google.com/load-balancer-type",
 ];
 
 const ISTIO_NETWORKING: &str = "networking.istio.io";
@@ -67,10 +61,7 @@ fn text<'a>(node: &'a Node, path: &[&str]) -> Option<&'a str> {
 /// An external `LoadBalancer` Service: no internal annotation.
 fn external_load_balancer(service: &Object<'_>) -> bool {
     text(service.node, &["spec", "type"]) == Some("LoadBalancer")
-        && !INTERNAL_ANNOTATIONS.iter().any(|key| {
-            text(service.node, &["metadata", "annotations", key])
-                .is_some_and(|value| value.eq_ignore_ascii_case("internal"))
-        })
+        && !internal_load_balancer(service.node)
 }
 
 /// Whether a Service's selector picks the pods an Istio Gateway's selector picks: every label

@@ -15,7 +15,7 @@ use crate::diagnostic::Diagnostic;
 use crate::validate::Object;
 use crate::validate::model::workload::{PodTemplate, container_nodes, request, templates};
 use crate::validate::rule;
-use crate::validate::rules::shared::Locate;
+use crate::validate::rules::shared::{Locate, internal_load_balancer};
 use crate::yaml::{Node, Value};
 
 /// Namespaces whose pods are the platform's own.
@@ -200,12 +200,6 @@ fn is_service(object: &Object<'_>) -> bool {
     object.api_version == "v1" && object.id.kind == "Service"
 }
 
-/// Annotations that make GKE's load balancer internal (current and legacy spellings).
-const INTERNAL_ANNOTATIONS: [&str; 2] = [
-    "networking.gke.io/load-balancer-type",
-    "cloud.google.com/load-balancer-type",
-];
-
 /// `service-public`: a `LoadBalancer` Service that GKE exposes on a public address, open to
 /// every source. Authentication cannot be seen from a Service, so the source ranges are what
 /// the manifest can show.
@@ -219,13 +213,7 @@ fn check_service(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
     else {
         return;
     };
-    let internal = INTERNAL_ANNOTATIONS.iter().any(|key| {
-        object
-            .node
-            .at(&["metadata", "annotations", key])
-            .and_then(Node::as_str)
-            .is_some_and(|value| value.eq_ignore_ascii_case("internal"))
-    });
+    let internal = internal_load_balancer(object.node);
     let ranges = spec
         .get("loadBalancerSourceRanges")
         .and_then(Node::as_seq)
