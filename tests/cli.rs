@@ -684,9 +684,16 @@ fn one_broken_document_does_not_hide_the_others() {
         .iter()
         .map(|f| (f["rule"].as_str().unwrap(), f["line"].as_i64().unwrap()))
         .collect();
-    assert_eq!(rules, [("yaml-syntax", 6), ("schema-violation", 15)]);
-    assert_eq!(findings[1]["object"]["name"], "trainer-");
-    assert_eq!(findings[1]["doc"], "kubectl aiml rules schema-violation");
+    assert_eq!(
+        rules,
+        [
+            ("yaml-syntax", 6),
+            ("container-security-context", 12),
+            ("schema-violation", 15)
+        ]
+    );
+    assert_eq!(findings[2]["object"]["name"], "trainer-");
+    assert_eq!(findings[2]["doc"], "kubectl aiml rules schema-violation");
 }
 
 /// A fleet render draws its progress bar on a terminal (here a pseudo-terminal from

@@ -100,6 +100,9 @@ pub(crate) mod rule {
     pub const ACCELERATOR_ZONE: &str = "accelerator-zone";
     pub const GPU_DRIVER_CUDA: &str = "gpu-driver-cuda";
     pub const POD_HOST_ACCESS: &str = "pod-host-access";
+    pub const CONTAINER_SECURITY_CONTEXT: &str = "container-security-context";
+    pub const NAMESPACE_NETWORK_POLICY: &str = "namespace-network-policy";
+    pub const GATEWAY_UNAUTHENTICATED: &str = "gateway-unauthenticated";
     pub const IMAGE_UNPINNED: &str = "image-unpinned";
     pub const SERVICE_PUBLIC: &str = "service-public";
     pub const IAM_PROJECT_SCOPE: &str = "iam-project-scope";
@@ -228,12 +231,24 @@ pub const RULES: &[Rule] = &[
         summary: "pods outside GKE's namespaces do not use the node's network, processes or IPC, nor privileged containers",
     },
     Rule {
+        id: rule::CONTAINER_SECURITY_CONTEXT,
+        summary: "every container runs with a RuntimeDefault seccomp profile, no privilege escalation and all capabilities dropped",
+    },
+    Rule {
+        id: rule::NAMESPACE_NETWORK_POLICY,
+        summary: "in a set that writes NetworkPolicies, every namespaced pod is selected by a NetworkPolicy of its namespace",
+    },
+    Rule {
         id: rule::IMAGE_UNPINNED,
         summary: "container images name a release tag or a digest, not `latest` or nothing",
     },
     Rule {
         id: rule::SERVICE_PUBLIC,
         summary: "a `LoadBalancer` Service is internal or limited to source ranges",
+    },
+    Rule {
+        id: rule::GATEWAY_UNAUTHENTICATED,
+        summary: "a public Istio or GKE Gateway has an authenticating layer (Istio JWT policies, IAP or Cloud Armor)",
     },
     Rule {
         id: rule::IAM_PROJECT_SCOPE,
@@ -250,7 +265,8 @@ pub const RULES: &[Rule] = &[
 /// RayClusters, RayServices and RayJobs), Config Connector `ContainerNodePool`s, GKE
 /// `ComputeClass`es, `HorizontalPodAutoscaler`s, Kueue `LocalQueue`s, `ClusterQueue`s and
 /// `ResourceFlavor`s, any object queued to Kueue with `kueue.x-k8s.io/queue-name`,
-/// `Secret`s, `Service`s and Config Connector IAM grants on a `Project`. (Every object is also scanned for pasted credentials, which no summary needs to
+/// `Secret`s, `Service`s, `NetworkPolicy`s, Istio and Gateway API `Gateway`s, `HTTPRoute`s,
+/// GKE `GCPBackendPolicy`s, Istio `RequestAuthentication`s and `AuthorizationPolicy`s, and Config Connector IAM grants on a `Project`. (Every object is also scanned for pasted credentials, which no summary needs to
 /// count.) Every other object passes the rules unread, so a summary can count it as not
 /// applicable instead of checked.
 #[must_use]
@@ -262,6 +278,8 @@ pub fn applies_to(object: &Object<'_>) -> bool {
         || rules::kueue::reads(object)
         || rules::secrets::reads(object)
         || rules::security::reads(object)
+        || rules::network::reads(object)
+        || rules::gateway::reads(object)
 }
 
 /// Runs every rule over `objects` and returns the findings, sorted: [`check_each`] on every
@@ -277,7 +295,7 @@ pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
 }
 
 /// The rules that judge one object alone (pasted credentials, on any object; host access,
-/// unpinned images, public Services, project-wide IAM grants). A caller that
+/// container security contexts, unpinned images, public Services, project-wide IAM grants). A caller that
 /// streams many files runs this per object and keeps for [`check_together`] only the objects
 /// that [`applies_to`] names.
 #[must_use]
@@ -289,7 +307,7 @@ pub fn check_each(object: &Object<'_>) -> Vec<Diagnostic> {
 }
 
 /// The rules that judge objects together (pods against node pools, Kueue references and
-/// quota, autoscalers). They read only objects that [`applies_to`] names, and compare only
+/// quota, autoscalers, pods against NetworkPolicies, gateways against their authentication). They read only objects that [`applies_to`] names, and compare only
 /// objects that can be on one cluster: a set that holds the same object twice is split by
 /// folder, then file, until it does not (the `scope` module says how).
 #[must_use]
@@ -317,6 +335,8 @@ fn check_scope(objects: &[Object<'_>], out: &mut Vec<Diagnostic>) {
     rules::zone::check(&groups, &pools, out);
     rules::driver::check(&groups, &pools, out);
     rules::kueue::check(objects, &groups, out);
+    rules::network::check(objects, out);
+    rules::gateway::check(objects, out);
     let autoscalers = model::autoscaler::autoscalers(objects);
     rules::autoscaling::check(&autoscalers, &groups, &pools, out);
 }

@@ -3,9 +3,10 @@
 //! `nodepool` (Config Connector node pools), `cross` (workloads against node pools), `fit`
 //! (pods against the allocatable capacity of their nodes), `zone` (accelerators where
 //! they are offered), `driver` (GPU images' CUDA against the nodes' driver), `kueue`
-//! (queues, flavors and quota), `autoscaling` (HorizontalPodAutoscalers), `secrets`
-//! (credentials written into any object) and `security` (host access, unpinned images, public
-//! Services, project-wide IAM grants); plus `shared`, the finding builders several
+//! (queues, flavors and quota), `autoscaling` (HorizontalPodAutoscalers), `network`
+//! (pods no NetworkPolicy selects), `gateway` (public gateways without authentication), `secrets`
+//! (credentials written into any object) and `security` (host access, security contexts, unpinned
+//! images, public Services, project-wide IAM grants); plus `shared`, the finding builders several
 //! families use.
 //!
 //! Each family reads the models of [`crate::validate::model`], `shared`, the catalog and
@@ -17,9 +18,11 @@ pub(crate) mod autoscaling;
 pub(crate) mod cross;
 pub(crate) mod driver;
 pub(crate) mod fit;
+pub(crate) mod gateway;
 pub(crate) mod gpu;
 pub(crate) mod jobset;
 pub(crate) mod kueue;
+pub(crate) mod network;
 pub(crate) mod nodepool;
 pub(crate) mod placement;
 pub(crate) mod secrets;

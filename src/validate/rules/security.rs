@@ -1,5 +1,5 @@
 //! Security posture of anyone's manifests, one object at a time: pods with host access,
-//! images that are not pinned, Services that open a public load balancer to everyone, and IAM
+//! containers without the restricted security context, images that are not pinned, Services that open a public load balancer to everyone, and IAM
 //! grants on a whole project of roles that a single resource can take.
 //!
 //! All are warnings: each can be right for one object, and the documented way to say so is
@@ -7,14 +7,15 @@
 //! the review). GKE's own namespaces (`kube-system`, `gke-*`, …) run host agents by design and
 //! are not judged.
 //!
-//! Owns `pod-host-access`, `image-unpinned`, `service-public` and `iam-project-scope`.
+//! Owns `pod-host-access`, `container-security-context`, `image-unpinned`, `service-public`
+//! and `iam-project-scope`.
 
 use crate::catalog::TPU_RESOURCE;
 use crate::diagnostic::Diagnostic;
 use crate::validate::Object;
-use crate::validate::model::workload::{container_nodes, request, templates};
+use crate::validate::model::workload::{PodTemplate, container_nodes, request, templates};
 use crate::validate::rule;
-use crate::validate::rules::shared::Locate;
+use crate::validate::rules::shared::{Locate, internal_load_balancer};
 use crate::yaml::{Node, Value};
 
 /// Namespaces whose pods are the platform's own.
@@ -63,6 +64,7 @@ pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
                 out.push(template.finding(diagnostic, node, &format!("{}.{key}", template.path)));
             }
         }
+        check_security_context(&template, out);
         for (container, path) in container_nodes(spec, &template.path) {
             let privileged = container.at(&["securityContext", "privileged"]);
             if let Some(node) = privileged.filter(|node| is_true(node)) {
@@ -84,6 +86,73 @@ pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+}
+
+/// The securityContext YAML the `container-security-context` fix asks for.
+const RESTRICTED_CONTEXT: &str =
+    "securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}";
+
+/// Whether a `securityContext` confines system calls (`RuntimeDefault` or a `Localhost`
+/// profile; `Unconfined` and no profile do not).
+fn seccomp_confined(context: Option<&Node>) -> bool {
+    context
+        .and_then(|context| context.at(&["seccompProfile", "type"]))
+        .and_then(Node::as_str)
+        .is_some_and(|kind| matches!(kind, "RuntimeDefault" | "Localhost"))
+}
+
+/// `container-security-context`: the settings of the Pod Security Standards' Restricted level
+/// that never depend on the image (a confined seccomp profile, no privilege escalation, every
+/// capability dropped). One finding per pod template, naming each container and what it lacks.
+/// `runAsNonRoot` and `readOnlyRootFilesystem` are left out on purpose: whether they work is
+/// the image's to say.
+fn check_security_context(template: &PodTemplate<'_>, out: &mut Vec<Diagnostic>) {
+    let pod_seccomp = seccomp_confined(template.spec.get("securityContext"));
+    let mut lacking: Vec<String> = Vec::new();
+    let mut seccomp_missing = false;
+    for (container, _) in container_nodes(template.spec, &template.path) {
+        let context = container.get("securityContext");
+        let mut missing: Vec<&str> = Vec::new();
+        if !pod_seccomp && !seccomp_confined(context) {
+            seccomp_missing = true;
+            missing.push("seccompProfile: RuntimeDefault");
+        }
+        let escalation = context.and_then(|context| context.get("allowPrivilegeEscalation"));
+        if escalation.is_none_or(|node| node.value != Value::Bool(false)) {
+            missing.push("allowPrivilegeEscalation: false");
+        }
+        let drops_all = context
+            .and_then(|context| context.at(&["capabilities", "drop"]))
+            .and_then(Node::as_seq)
+            .is_some_and(|drop| drop.iter().any(|item| item.as_str() == Some("ALL")));
+        if !drops_all {
+            missing.push("capabilities.drop: [ALL]");
+        }
+        if !missing.is_empty() {
+            let name = container.get("name").and_then(Node::as_str).unwrap_or("?");
+            lacking.push(format!("`{name}` lacks {}", missing.join(", ")));
+        }
+    }
+    if lacking.is_empty() {
+        return;
+    }
+    let mut fix = format!("add to each container `{RESTRICTED_CONTEXT}`");
+    if seccomp_missing {
+        fix.push_str(
+            " and to the pod spec `securityContext: {seccompProfile: {type: RuntimeDefault}}`",
+        );
+    }
+    let diagnostic = Diagnostic::warning(
+        rule::CONTAINER_SECURITY_CONTEXT,
+        format!(
+            "containers run with more privilege than they need: {}",
+            lacking.join("; ")
+        ),
+    )
+    .found(lacking.join("; "))
+    .expected("seccompProfile RuntimeDefault (pod or container), and on every container allowPrivilegeEscalation: false and capabilities.drop [ALL]")
+    .fix(fix);
+    out.push(template.finding(diagnostic, template.spec, &template.path));
 }
 
 fn is_true(node: &Node) -> bool {
@@ -131,12 +200,6 @@ fn is_service(object: &Object<'_>) -> bool {
     object.api_version == "v1" && object.id.kind == "Service"
 }
 
-/// Annotations that make GKE's load balancer internal (current and legacy spellings).
-const INTERNAL_ANNOTATIONS: [&str; 2] = [
-    "networking.gke.io/load-balancer-type",
-    "cloud.google.com/load-balancer-type",
-];
-
 /// `service-public`: a `LoadBalancer` Service that GKE exposes on a public address, open to
 /// every source. Authentication cannot be seen from a Service, so the source ranges are what
 /// the manifest can show.
@@ -150,13 +213,7 @@ fn check_service(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
     else {
         return;
     };
-    let internal = INTERNAL_ANNOTATIONS.iter().any(|key| {
-        object
-            .node
-            .at(&["metadata", "annotations", key])
-            .and_then(Node::as_str)
-            .is_some_and(|value| value.eq_ignore_ascii_case("internal"))
-    });
+    let internal = internal_load_balancer(object.node);
     let ranges = spec
         .get("loadBalancerSourceRanges")
         .and_then(Node::as_seq)

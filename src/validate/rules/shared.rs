@@ -1,7 +1,7 @@
 //! Finding builders that several rule families share: the findings for an unknown TPU
 //! accelerator, an unknown GPU and a rejected TPU topology (each with the likely intended value
 //! as the fix), [`Locate`] to place a finding on a pod template's object, and the small text
-//! helpers messages are written with.
+//! helpers messages are written with, and whether a Service's load balancer is internal.
 //!
 //! Each builder returns a [`Diagnostic`] under the rule id it is given and without a position:
 //! the family that calls it owns the finding and says where it is. This module holds no rule of
@@ -37,6 +37,22 @@ impl Locate for Object<'_> {
             .object(self.id.clone())
             .field(field)
     }
+}
+
+/// Annotations that make GKE's load balancer internal (current and legacy spellings).
+const INTERNAL_ANNOTATIONS: [&str; 2] = [
+    "networking.gke.io/load-balancer-type",
+    "cloud.google.com/load-balancer-type",
+];
+
+/// Whether a Service's annotations make GKE give its load balancer an internal address.
+pub(crate) fn internal_load_balancer(service: &Node) -> bool {
+    INTERNAL_ANNOTATIONS.iter().any(|key| {
+        service
+            .at(&["metadata", "annotations", key])
+            .and_then(Node::as_str)
+            .is_some_and(|value| value.eq_ignore_ascii_case("internal"))
+    })
 }
 
 /// `` `a`, `b` or `c` `` for messages.
