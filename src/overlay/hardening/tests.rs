@@ -36,7 +36,7 @@ spec:
         image: "python:3.12"
         securityContext:
           runAsUser: 1000
-      - image: "python:3.12"
+      - image: "python@sha256:0000000000000000000000000000000000000000000000000000000000000000"
         name: helper
         securityContext: {}
 "#;
@@ -65,7 +65,14 @@ fn missing_settings_are_filled_in() {
     assert_eq!(spec["containers"][1]["name"], "helper");
     // Comments stay, and the one above the account still heads the account line.
     assert!(out.contains("# A comment the pass keeps."));
-    assert!(out.contains("- name: main  # trailing comment"));
+    assert!(out.contains("name: main  # trailing comment"), "{out}");
+    // A tag can move: pulled at every start. A digest cannot: the default stays.
+    assert_eq!(spec["initContainers"][0]["imagePullPolicy"], "Always");
+    assert_eq!(spec["containers"][0]["imagePullPolicy"], "Always");
+    assert!(
+        spec["containers"][1].get("imagePullPolicy").is_none(),
+        "{out}"
+    );
     assert!(
         out.contains("      # Heads the account line.\n      serviceAccountName: server"),
         "{out}"
