@@ -143,9 +143,9 @@ const KNOWN_DIFFERENCES: &[(&str, Refuses, &str)] = &[
     // The server's Go validation of built-in kinds, beyond their OpenAPI schema (the tool
     // checks the schema; its own rules cover some of these for the kinds it renders).
     (
-        "Deployment/null-int-or-string@spec.template.spec.containers[0].resources.limits.cpu",
+        "Deployment/null-int-or-string@spec.template.spec.containers[0].readinessProbe.httpGet.port",
         Refuses::Server,
-        "Go validation: a null limit is 0, below the request",
+        "Go validation: a null port is 0, outside 1-65535",
     ),
     (
         "Deployment/null-map-value@spec.selector.matchLabels.app.kubernetes.io/name",
