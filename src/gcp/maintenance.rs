@@ -143,7 +143,7 @@ fn in_order(planner: &mut Planner<'_>, field: &str, start: &str, end: &str) -> O
 
 /// Seconds since 1970 of `YYYY-MM-DDTHH:MM:SSZ`, the one form of RFC 3339 accepted (UTC, no
 /// fractions), or `None`.
-fn utc_seconds(text: &str) -> Option<i64> {
+pub(crate) fn utc_seconds(text: &str) -> Option<i64> {
     let bytes = text.as_bytes();
     let shape = bytes.len() == 20
         && bytes.iter().enumerate().all(|(i, b)| match i {

@@ -22,7 +22,7 @@ mod cluster;
 mod host;
 mod iam;
 mod infra;
-mod maintenance;
+pub(crate) mod maintenance;
 mod network;
 mod pools;
 mod protect;

@@ -585,35 +585,10 @@ fn is_timestamp(s: &str) -> bool {
 
 /// `YYYY-MM-DDTHH:MM:SSZ` naming a real instant, as maintenance windows are written: go-yaml's
 /// layout `2006-1-2T15:4:5.999999999Z07:00` reads it when Go's `time.Parse` accepts every
-/// field (month, day of that month, hour, minute, second in range).
+/// field (month, day of that month, hour, minute, second in range) — the same instants the
+/// maintenance fields accept, so one parser decides both.
 fn is_utc_second(s: &str) -> bool {
-    let b = s.as_bytes();
-    let shape = b.len() == 20
-        && b.iter().enumerate().all(|(i, c)| match i {
-            4 | 7 => *c == b'-',
-            10 => *c == b'T',
-            13 | 16 => *c == b':',
-            19 => *c == b'Z',
-            _ => c.is_ascii_digit(),
-        });
-    if !shape {
-        return false;
-    }
-    let number = |at: usize, len: usize| {
-        b[at..at + len]
-            .iter()
-            .fold(0_u32, |n, c| n * 10 + u32::from(c - b'0'))
-    };
-    let (year, month, day) = (number(0, 4), number(5, 2), number(8, 2));
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let days = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days).contains(&day) && number(11, 2) < 24 && number(14, 2) < 60 && number(17, 2) < 60
+    crate::gcp::maintenance::utc_seconds(s).is_some()
 }
 
 /// Text that go-yaml v2 might read as a timestamp: four digits then `-`.
