@@ -32,6 +32,8 @@
 //!   extCode: {regions: "['us-east5', 'europe-west4']"}  # std.extVar('regions'), a Jsonnet value
 //!   tlaVars: {team: ml}                            # top-level arguments, when a file is a function
 //!   tlaCode: {replicas: '2'}
+//! images:
+//!   requireDigests: true                           # a tag alone is an error (`image-digest`); default: false
 //! ```
 //!
 //! It is read as strictly as blueprints ([`crate::blueprint::de`]): unknown fields and wrong
@@ -79,6 +81,15 @@ pub struct Settings {
     pub contexts: Contexts,
     /// Which clusters get the platform controllers their blueprints need.
     pub platform: Platform,
+    /// What the repository asks of container images.
+    pub images: Images,
+}
+
+/// `images`: what the repository asks of every container image it renders or validates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Images {
+    /// Every image must name its digest (`@sha256:…`); a tag alone is an `image-digest` error.
+    pub require_digests: bool,
 }
 
 /// `platform`: the controllers `rendered/_sync/` installs per cluster ([`crate::sync::platform`]).
@@ -240,6 +251,15 @@ struct Spec {
     contexts: ContextsSpec,
     #[serde(default)]
     platform: PlatformSpec,
+    #[serde(default)]
+    images: ImagesSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ImagesSpec {
+    #[serde(default)]
+    require_digests: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -707,6 +727,9 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
         platform: Platform {
             managed_elsewhere: spec.platform.managed_elsewhere.into_iter().collect(),
         },
+        images: Images {
+            require_digests: spec.images.require_digests,
+        },
     })
 }
 
@@ -717,6 +740,28 @@ mod tests {
     fn settings(text: &str) -> Result<Settings, Vec<Diagnostic>> {
         let documents = crate::yaml::parse_documents(text).unwrap();
         read(&documents[0])
+    }
+
+    #[test]
+    fn images_require_digests_only_when_asked() {
+        assert!(
+            !settings("git: {repo: https://example.com/a.git}\n")
+                .unwrap()
+                .images
+                .require_digests
+        );
+        assert!(
+            settings("images: {requireDigests: true}\n")
+                .unwrap()
+                .images
+                .require_digests
+        );
+        let wrong = settings("images: {requireDigest: true}\n").unwrap_err();
+        assert_eq!(
+            wrong[0].field.as_deref(),
+            Some("images.requireDigest"),
+            "{wrong:?}"
+        );
     }
 
     #[test]

@@ -75,10 +75,10 @@ fn removing_a_blueprint_abandons_its_cluster_pools_and_network() {
             "ContainerNodePool my-project/{NAME}-tpu-slice-0 [{NAME}]: removed from Config Connector but abandoned: it stays in GCP (and keeps costing about $0.00/h idle, up to $51.52/h)"
         ),
         format!(
-            "ComputeNetwork my-project/{NAME}-network [{NAME}]: removed from Config Connector but abandoned"
+            "ComputeNetwork my-project/{NAME}-network [{NAME}]: removed from Config Connector but abandoned: it stays in GCP (and costs nothing)"
         ),
         format!(
-            "IAMServiceAccount my-project/{NAME}-node [{NAME}]: removed from Config Connector but abandoned"
+            "IAMServiceAccount my-project/{NAME}-node [{NAME}]: removed from Config Connector but abandoned: it stays in GCP (and costs nothing)"
         ),
     ] {
         assert!(
@@ -93,6 +93,19 @@ fn removing_a_blueprint_abandons_its_cluster_pools_and_network() {
         "{}",
         run.stdout
     );
+    // An abandoned grant costs nothing; what it keeps is access.
+    let grants: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|line| line.trim_start().starts_with("! remove IAMPolicyMember"))
+        .collect();
+    assert!(!grants.is_empty(), "{}", run.stdout);
+    for grant in grants {
+        assert!(
+            grant.contains("(and keeps granting its role) until deleted by hand"),
+            "{grant}"
+        );
+    }
     // The workload account is no capacity and no data: it goes.
     assert!(
         !run.stdout

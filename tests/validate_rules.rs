@@ -2,7 +2,8 @@
 //!
 //! File names carry the expectation: `ok_*.yaml` must produce no findings at all, and
 //! `err_<rule-id>[_<case>].yaml` must produce at least one finding of that rule and no error of
-//! any other rule, except those a `# also: <rule-id>, …` line in the fixture lists. Every
+//! any other rule, except those a `# also: <rule-id>, …` line in the fixture lists; a
+//! `# policy: requireDigests` line validates it as a repository that requires digests. Every
 //! fixture's findings are also snapshotted (with the blueprint field each points back to), and
 //! every rule in `aiml::validate::RULES` must have at least one `err_` fixture. Every fixture
 //! object must be one `aiml::validate::applies_to` says a rule reads, and every rule doc's
@@ -17,9 +18,9 @@ mod support;
 use std::path::Path;
 
 use aiml::diagnostic::{Diagnostic, ObjectRef};
-use aiml::validate::{Object, RULES, applies_to, validate};
+use aiml::validate::{Object, RULES, applies_to, validate, validate_with};
 use aiml::yaml::{Node, parse_documents};
-use support::{also_allowed, rule_of};
+use support::{also_allowed, policy_of, rule_of};
 
 const FIXTURES: &str = "tests/fixtures/validate";
 
@@ -45,7 +46,7 @@ fn findings(path: &Path, text: &str) -> Vec<Diagnostic> {
             object.id.name
         );
     }
-    validate(&objects)
+    validate_with(&objects, policy_of(text))
 }
 
 /// The object of a document: its identity as `aiml::manifest` reads it, or, for an object
@@ -187,7 +188,7 @@ fn every_rule_doc_example_fails_with_its_rule() {
             .iter()
             .filter_map(|document| object("doc.yaml", document))
             .collect();
-        let found = validate(&objects);
+        let found = validate_with(&objects, policy_of(example));
         problems.extend(support::example_fails_with(rule.id, &found));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

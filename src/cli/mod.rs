@@ -75,6 +75,10 @@ struct Global {
     /// off with the annotation `aiml.dev/ignore: RULE[,RULE]`.
     #[arg(long, global = true, value_name = "RULE")]
     ignore: Vec<String>,
+    /// Every container image must name its digest (`@sha256:…`): a tag alone is an
+    /// `image-digest` error (as with `images.requireDigests: true` in `aiml.yaml`).
+    #[arg(long, global = true)]
+    require_digests: bool,
     /// How overlays are built: `auto` builds the tool's own overlays in process (byte for
     /// byte what kustomize prints) and runs the kustomize binary for anything else; `binary`
     /// runs the binary for every overlay.
@@ -404,6 +408,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             schemas,
             options: CheckOptions {
                 strict: cli.global.strict,
+            },
+            policy: aiml::validate::Policy {
+                require_digests: cli.global.require_digests,
             },
         },
         limits,

@@ -414,6 +414,7 @@ fn open_cache(
         &cache::context(&[
             &format!("{:?}", loaded.settings),
             &format!("{:?}", context.checks.options),
+            &format!("{:?}", context.checks.policy),
             // Which binary built the output: a new kustomize is a new cache.
             &format!("{kustomize:?}"),
             &kustomize.identity(),

@@ -44,31 +44,47 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
     // Each file is read, parsed and judged on its own, in parallel and in input order; what
     // the cross-object rules do not read is dropped with it, so that memory follows the
     // objects those rules need, not the whole tree.
-    let (checks, max_file_size) = (&context.checks, context.limits.max_file_size);
+    let max_file_size = context.limits.max_file_size;
     let mut diagnostics = Vec::new();
-    // Jsonnet files evaluate with the variables of the repository they are in, if any.
-    let jsonnet = if files.iter().any(|f| repo::is_jsonnet(f)) {
-        let root = context.root().ok();
-        let mut inputs = aiml::jsonnet::Inputs::default();
-        if let Some(root) = &root {
-            let settings = aiml::settings::load(root, max_file_size)?;
-            diagnostics.extend(settings.diagnostics);
-            inputs = settings.settings.jsonnet;
+    // The settings of the repository of the current folder, if any: Jsonnet files evaluate
+    // with its variables, and its `images` policy applies to every file.
+    let root = context.root().ok();
+    let settings = match &root {
+        Some(root) => {
+            let loaded = aiml::settings::load(root, max_file_size)?;
+            diagnostics.extend(loaded.diagnostics);
+            loaded.settings
         }
-        Some(JsonnetContext {
-            root,
-            inputs,
-            timeout: aiml::jsonnet::timeout()?,
-        })
-    } else {
-        None
+        None => aiml::settings::Settings::default(),
     };
+    let mut checks = context.checks;
+    checks.policy.require_digests |= settings.images.require_digests;
+    let checks = &checks;
+    let jsonnet = files
+        .iter()
+        .any(|f| repo::is_jsonnet(f))
+        .then(|| -> anyhow::Result<JsonnetContext> {
+            Ok(JsonnetContext {
+                root: root.clone(),
+                inputs: settings.jsonnet.clone(),
+                timeout: aiml::jsonnet::timeout()?,
+            })
+        })
+        .transpose()?;
     let checked: Vec<CheckedFile> = files
         .par_iter()
         .map(|file| check_file(checks, max_file_size, jsonnet.as_ref(), file))
         .collect::<anyhow::Result<_>>()?;
     let mut manifests: Vec<SourceFile> = Vec::new();
-    let mut blueprints = input::Loaded::default();
+    // Blueprints given as paths are compiled alone (no sync wiring), under the same images
+    // policy as the manifests.
+    let mut blueprints = input::Loaded {
+        settings: aiml::settings::Settings {
+            images: settings.images,
+            ..aiml::settings::Settings::default()
+        },
+        ..input::Loaded::default()
+    };
     let mut suppressions = context.suppressions.clone();
     let mut coverage = Coverage::default();
     for file in checked {
@@ -225,7 +241,7 @@ fn check_file(
             &source.text,
             &checks.options,
         ));
-        diagnostics.extend(validate::check_each(&object));
+        diagnostics.extend(validate::check_each_with(&object, checks.policy));
         turned_off.extend(Suppressions::turned_off(&object));
         let has_schema = checks
             .schemas

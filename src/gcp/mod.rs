@@ -46,7 +46,9 @@ pub use pools::{
     CpuPoolDefaults, GpuPoolDefaults, GpuPoolHandle, allocatable_ephemeral_gib,
     boot_disk_for_ephemeral,
 };
-pub use protect::{DELETION_POLICY, PROTECTED, Protected, Scope, TEARDOWN_ANNOTATION, protected};
+pub use protect::{
+    DELETION_POLICY, PROTECTED, Protected, Scope, TEARDOWN_ANNOTATION, WhileKept, protected,
+};
 pub use sink::{METRICS_PROTO, metrics_topic_export};
 use spec::ConfigConnectorSpec;
 pub use storage::{

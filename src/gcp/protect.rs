@@ -47,6 +47,19 @@ pub struct Protected {
     pub scope: Scope,
     /// What deleting the resource destroys, in words.
     pub lost: &'static str,
+    /// What an abandoned one does while it stays in GCP.
+    pub while_kept: WhileKept,
+}
+
+/// What an abandoned resource does while it stays in GCP, for `diff` to say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WhileKept {
+    /// It is billed (VMs, the cluster fee, a NAT gateway, stored bytes).
+    Billed,
+    /// It costs nothing (networks, routers, service accounts).
+    Free,
+    /// It costs nothing but keeps granting access (an IAM grant).
+    Grants,
 }
 
 /// The protected class. Clusters and every node pool (a kept cluster without its pools is
@@ -66,72 +79,84 @@ pub const PROTECTED: &[Protected] = &[
         kind: "ContainerCluster",
         scope: Scope::Always,
         lost: "the cluster and every workload on it are torn down",
+        while_kept: WhileKept::Billed,
     },
     Protected {
         group: "container.cnrm.cloud.google.com",
         kind: "ContainerNodePool",
         scope: Scope::Always,
         lost: "its nodes are deleted",
+        while_kept: WhileKept::Billed,
     },
     Protected {
         group: "compute.cnrm.cloud.google.com",
         kind: "ComputeNetwork",
         scope: Scope::Always,
         lost: "the VPC is deleted",
+        while_kept: WhileKept::Free,
     },
     Protected {
         group: "compute.cnrm.cloud.google.com",
         kind: "ComputeSubnetwork",
         scope: Scope::Always,
         lost: "the subnet is deleted",
+        while_kept: WhileKept::Free,
     },
     Protected {
         group: "compute.cnrm.cloud.google.com",
         kind: "ComputeRouter",
         scope: Scope::Always,
         lost: "the Cloud Router and its NAT are deleted",
+        while_kept: WhileKept::Free,
     },
     Protected {
         group: "compute.cnrm.cloud.google.com",
         kind: "ComputeRouterNAT",
         scope: Scope::Always,
         lost: "the private nodes lose their way to the internet (image pulls, model downloads)",
+        while_kept: WhileKept::Billed,
     },
     Protected {
         group: "iam.cnrm.cloud.google.com",
         kind: "IAMServiceAccount",
         scope: Scope::NodeAccount,
         lost: "the service account is deleted",
+        while_kept: WhileKept::Free,
     },
     Protected {
         group: "iam.cnrm.cloud.google.com",
         kind: "IAMPolicyMember",
         scope: Scope::NodeAccount,
         lost: "the role is revoked",
+        while_kept: WhileKept::Grants,
     },
     Protected {
         group: "storage.cnrm.cloud.google.com",
         kind: "StorageBucket",
         scope: Scope::Always,
         lost: "the bucket and the objects in it are deleted",
+        while_kept: WhileKept::Billed,
     },
     Protected {
         group: "bigquery.cnrm.cloud.google.com",
         kind: "BigQueryDataset",
         scope: Scope::Always,
         lost: "the dataset and its tables are deleted",
+        while_kept: WhileKept::Billed,
     },
     Protected {
         group: "bigquery.cnrm.cloud.google.com",
         kind: "BigQueryTable",
         scope: Scope::Always,
         lost: "the table and its data are deleted",
+        while_kept: WhileKept::Billed,
     },
     Protected {
         group: "artifactregistry.cnrm.cloud.google.com",
         kind: "ArtifactRegistryRepository",
         scope: Scope::Always,
         lost: "the repository and its images are deleted",
+        while_kept: WhileKept::Billed,
     },
 ];
 

@@ -37,7 +37,7 @@ use serde::Serialize;
 use super::diff::{Change, ObjectDiff, Side, schema_path};
 use super::prices::{self, PRICES};
 use crate::diagnostic::ObjectRef;
-use crate::gcp::{self, Scope};
+use crate::gcp::{self, Scope, WhileKept};
 use crate::validate::model::{self, nodepool::NodePool};
 
 pub mod refused;
@@ -641,14 +641,17 @@ pub fn assess(base: &Side, head: &Side, objects: &[ObjectDiff]) -> Impact {
             Change::Removed => {
                 let Some(stateful) = stateful else { continue };
                 let consequence = if abandoned {
-                    let costing = match before.priced.get(&(object.blueprint.clone(), describe(id)))
-                    {
-                        Some(Ok(priced)) => {
+                    let while_kept = protected.map_or(WhileKept::Billed, |row| row.while_kept);
+                    let priced = before.priced.get(&(object.blueprint.clone(), describe(id)));
+                    let costing = match (while_kept, priced) {
+                        (WhileKept::Billed, Some(Ok(priced))) => {
                             let usd = billed(priced);
                             still_billed.push(format!("{} {usd}", describe(id)));
                             format!("keeps costing about {usd}")
                         }
-                        _ => "keeps costing".to_string(),
+                        (WhileKept::Billed, _) => "keeps costing".to_string(),
+                        (WhileKept::Free, _) => "costs nothing".to_string(),
+                        (WhileKept::Grants, _) => "keeps granting its role".to_string(),
                     };
                     format!(
                         "removed from Config Connector but abandoned: it stays in GCP (and {costing}) until deleted by hand"

@@ -56,6 +56,8 @@ pub struct Checks<'s> {
     pub schemas: &'s Schemas,
     /// Schema options (`--strict`: unknown kinds are errors).
     pub options: CheckOptions,
+    /// What the rules are asked beyond their defaults (`--require-digests`, `aiml.yaml`).
+    pub policy: crate::validate::Policy,
 }
 
 impl Default for Checks<'static> {
@@ -63,6 +65,7 @@ impl Default for Checks<'static> {
         Self {
             schemas: Schemas::embedded(),
             options: CheckOptions::default(),
+            policy: crate::validate::Policy::default(),
         }
     }
 }
@@ -294,6 +297,9 @@ pub fn build(
     output: Output,
     progress: &dyn Progress,
 ) -> Result<Report, RenderError> {
+    // The repository's `images.requireDigests` joins the command line's `--require-digests`.
+    let mut checks = checks;
+    checks.policy.require_digests |= loaded.settings.images.require_digests;
     let mut report = Report {
         blueprints: Vec::new(),
         diagnostics: loaded.diagnostics.clone(),

@@ -337,14 +337,60 @@ pub(super) fn check_manifests(
             &checks.options,
         ));
     }
-    diagnostics.extend(validate::validate(&objects));
+    diagnostics.extend(validate::validate_with(&objects, checks.policy));
     for d in &mut diagnostics {
-        // The user wrote the blueprint, not the rendered file: point there.
-        let field = d.blueprint_field.as_deref().unwrap_or("metadata.name");
-        let (span, _) = blueprint.node.closest(field);
+        // The user wrote the blueprint, not the rendered file: point there. An image finding
+        // points at the blueprint field that names the image, when one does (else the image is
+        // the kind's default, and the blueprint's name is what there is to point at).
+        let written = d
+            .found
+            .as_deref()
+            .filter(|_| image_rule(&d.rule))
+            .and_then(|image| find_string(blueprint.node, image, String::new()));
+        let span = match written {
+            Some((span, field)) => {
+                d.blueprint_field = Some(field);
+                span
+            }
+            None => {
+                let field = d.blueprint_field.as_deref().unwrap_or("metadata.name");
+                blueprint.node.closest(field).0
+            }
+        };
         d.file = blueprint.file.to_string();
         d.line = span.line;
         d.column = span.column;
     }
     diagnostics
+}
+
+/// Whether `rule` judges an image reference (its finding's `found` is the reference).
+fn image_rule(rule: &str) -> bool {
+    rule == validate::rule::IMAGE_UNPINNED || rule == validate::rule::IMAGE_DIGEST
+}
+
+/// The first string scalar of `node` equal to `value`, in source order: where it is and its
+/// dotted path (`spec.images.modelServer`, `spec.containers[0].image`).
+fn find_string(
+    node: &crate::yaml::Node,
+    value: &str,
+    path: String,
+) -> Option<(crate::yaml::Span, String)> {
+    use crate::yaml::Value;
+    match &node.value {
+        Value::String(s) if s == value => Some((node.span, path)),
+        Value::Map(entries) => entries.iter().find_map(|(key, child)| {
+            let child_path = if path.is_empty() {
+                key.text.clone()
+            } else {
+                format!("{path}.{}", key.text)
+            };
+            find_string(child, value, child_path)
+        }),
+        Value::Seq(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(index, child)| find_string(child, value, format!("{path}[{index}]"))),
+        _ => None,
+    }
 }

@@ -104,6 +104,7 @@ pub(crate) mod rule {
     pub const NAMESPACE_NETWORK_POLICY: &str = "namespace-network-policy";
     pub const GATEWAY_UNAUTHENTICATED: &str = "gateway-unauthenticated";
     pub const IMAGE_UNPINNED: &str = "image-unpinned";
+    pub const IMAGE_DIGEST: &str = "image-digest";
     pub const SERVICE_PUBLIC: &str = "service-public";
     pub const IAM_PROJECT_SCOPE: &str = "iam-project-scope";
 }
@@ -243,6 +244,10 @@ pub const RULES: &[Rule] = &[
         summary: "container images name a release tag or a digest, not `latest` or nothing",
     },
     Rule {
+        id: rule::IMAGE_DIGEST,
+        summary: "where the repository requires digests, every image names one (`@sha256:…`)",
+    },
+    Rule {
         id: rule::SERVICE_PUBLIC,
         summary: "a `LoadBalancer` Service is internal or limited to source ranges",
     },
@@ -282,13 +287,27 @@ pub fn applies_to(object: &Object<'_>) -> bool {
         || rules::gateway::reads(object)
 }
 
+/// What the repository (`aiml.yaml`) or the command line asks beyond the rules' defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// Every image names its digest: a tag alone is an `image-digest` error
+    /// (`images.requireDigests`, `--require-digests`).
+    pub require_digests: bool,
+}
+
 /// Runs every rule over `objects` and returns the findings, sorted: [`check_each`] on every
 /// object and [`check_together`] on the set.
 #[must_use]
 pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
+    validate_with(objects, Policy::default())
+}
+
+/// [`validate`] under `policy`.
+#[must_use]
+pub fn validate_with(objects: &[Object<'_>], policy: Policy) -> Vec<Diagnostic> {
     let mut out = check_together(objects);
     for object in objects {
-        out.extend(check_each(object));
+        out.extend(check_each_with(object, policy));
     }
     diagnostic::sort(&mut out);
     out
@@ -300,9 +319,15 @@ pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
 /// that [`applies_to`] names.
 #[must_use]
 pub fn check_each(object: &Object<'_>) -> Vec<Diagnostic> {
+    check_each_with(object, Policy::default())
+}
+
+/// [`check_each`] under `policy`.
+#[must_use]
+pub fn check_each_with(object: &Object<'_>, policy: Policy) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     rules::secrets::check(std::slice::from_ref(object), &mut out);
-    rules::security::check(object, &mut out);
+    rules::security::check(object, policy, &mut out);
     out
 }
 

@@ -14,7 +14,7 @@ mod run;
 pub use {
     git::commit_all,
     process::{kill, require, succeed, wait_for_file, write_script},
-    rules::{also_allowed, example_fails_with, rule_of},
+    rules::{also_allowed, example_fails_with, policy_of, rule_of},
     run::{Run, aiml_command, aiml_with_kubeconfig},
 };
 

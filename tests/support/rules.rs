@@ -17,6 +17,16 @@ pub fn also_allowed(text: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The policy a fixture or doc example is validated under: `# policy: requireDigests` asks
+/// for digests, as `images.requireDigests` in `aiml.yaml` does.
+pub fn policy_of(text: &str) -> aiml::validate::Policy {
+    aiml::validate::Policy {
+        require_digests: text
+            .lines()
+            .any(|line| line.trim() == "# policy: requireDigests"),
+    }
+}
+
 /// Nothing when `found` (the findings of `rule`'s doc example under `## Fails`) holds a
 /// finding of `rule`; otherwise the problem to report, naming the rules found instead.
 pub fn example_fails_with(rule: &str, found: &[aiml::diagnostic::Diagnostic]) -> Option<String> {

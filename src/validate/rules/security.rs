@@ -7,15 +7,16 @@
 //! the review). GKE's own namespaces (`kube-system`, `gke-*`, …) run host agents by design and
 //! are not judged.
 //!
-//! Owns `pod-host-access`, `container-security-context`, `image-unpinned`, `service-public`
-//! and `iam-project-scope`.
+//! Owns `pod-host-access`, `container-security-context`, `image-unpinned`, `image-digest`
+//! (an error, only where [`Policy::require_digests`] asks), `service-public` and
+//! `iam-project-scope`.
 
 use crate::catalog::TPU_RESOURCE;
 use crate::diagnostic::Diagnostic;
-use crate::validate::Object;
 use crate::validate::model::workload::{PodTemplate, container_nodes, request, templates};
 use crate::validate::rule;
 use crate::validate::rules::shared::{Locate, internal_load_balancer};
+use crate::validate::{Object, Policy};
 use crate::yaml::{Node, Value};
 
 /// Namespaces whose pods are the platform's own.
@@ -33,7 +34,7 @@ pub(crate) fn reads(object: &Object<'_>) -> bool {
 }
 
 /// Runs every security rule on one object.
-pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
+pub(crate) fn check(object: &Object<'_>, policy: Policy, out: &mut Vec<Diagnostic>) {
     if is_service(object) {
         check_service(object, out);
     }
@@ -82,7 +83,7 @@ pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
                 ));
             }
             if let Some(image) = container.get("image") {
-                check_image(&template, image, &format!("{path}.image"), out);
+                check_image(&template, image, &format!("{path}.image"), policy, out);
             }
         }
     }
@@ -168,9 +169,15 @@ fn host_what(key: &str) -> &'static str {
 }
 
 /// `image-unpinned`: an image without a tag, or `:latest`, without a digest. A tag with no
-/// digest is accepted: tags of the registries people use are kept, and pinning by digest is a
-/// choice (kinds offer it).
-fn check_image(template: &impl Locate, image: &Node, field: &str, out: &mut Vec<Diagnostic>) {
+/// digest is accepted (tags of the registries people use are kept), unless `policy` requires
+/// digests: then every image without one is an `image-digest` error instead.
+fn check_image(
+    template: &impl Locate,
+    image: &Node,
+    field: &str,
+    policy: Policy,
+    out: &mut Vec<Diagnostic>,
+) {
     let Some(reference) = image.as_str() else {
         return;
     };
@@ -181,6 +188,21 @@ fn check_image(template: &impl Locate, image: &Node, field: &str, out: &mut Vec<
     // The tag is after the last `:` that follows the last `/` (a registry port is not a tag).
     let name = reference.rsplit('/').next().unwrap_or(reference);
     let tag = name.rsplit_once(':').map(|(_, tag)| tag);
+    if policy.require_digests {
+        let what = match tag {
+            Some(tag) => format!("names tag `{tag}` and no digest"),
+            None => "names neither a tag nor a digest".to_string(),
+        };
+        let diagnostic = Diagnostic::error(
+            rule::IMAGE_DIGEST,
+            format!("image `{reference}` {what}, and this repository requires digests: a tag can be moved to another image"),
+        )
+        .found(reference)
+        .expected("`IMAGE:TAG@sha256:<digest>`")
+        .fix("append the digest the registry gives for the tag (`crane digest IMAGE`, or `gcloud artifacts docker images describe IMAGE`), in the blueprint field or manifest that sets the image");
+        out.push(template.finding(diagnostic, image, field));
+        return;
+    }
     let problem = match tag {
         None => "has no tag, so it means `latest`",
         Some("latest") => "is `latest`",
