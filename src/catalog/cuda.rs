@@ -168,6 +168,33 @@ mod tests {
     }
 
     #[test]
+    fn every_unverified_row_says_why_and_every_verified_release_names_its_notes() {
+        for line in TABLE
+            .lines()
+            .filter(|line| line.starts_with("ngc\t") || line.starts_with("driver\t"))
+        {
+            let note = line.split('\t').nth(5).unwrap_or("");
+            assert!(
+                note.starts_with("INFERRED: ") || note.starts_with("rel-"),
+                "neither verified against a release page nor marked: {line}"
+            );
+        }
+    }
+
+    #[test]
+    fn reads_the_release_boundaries_the_notes_give() {
+        // Triton's release notes: 23.10 CUDA 12.2.2, 23.12 12.3.2, 25.03 12.8.1, 25.06 12.9.1.
+        for (image, cuda) in [
+            ("nvcr.io/nvidia/tritonserver:23.10-py3", (12, 2)),
+            ("nvcr.io/nvidia/tritonserver:23.12-py3", (12, 3)),
+            ("nvcr.io/nvidia/tritonserver:25.03-py3", (12, 8)),
+            ("nvcr.io/nvidia/tritonserver:25.06-py3", (12, 9)),
+        ] {
+            assert_eq!(image_cuda(image), Some(cuda), "{image}");
+        }
+    }
+
+    #[test]
     fn cuda_13_needs_a_newer_driver_than_default() {
         assert_eq!(min_driver((13, 0)), Some(580));
         assert_eq!(min_driver((12, 7)), Some(560));

@@ -1,7 +1,7 @@
-//! Accelerators where they are offered: a TPU node pool in a zone that does not offer its TPU
-//! type never gets a node, and pods that select such a zone never schedule. Which zone offers
-//! what is the catalog's table (`data/accelerator-zones.tsv`, with its sources and date); a zone
-//! the table does not know is never a finding.
+//! Accelerators where they are offered: a TPU or GPU node pool in a zone that does not offer its
+//! accelerator type never gets a node, and pods that select such a zone never schedule. Which
+//! zone offers what is the catalog's table (`data/accelerator-zones.tsv`, with its sources and
+//! date); a zone the table does not know is never a finding.
 //!
 //! Owns `accelerator-zone`.
 
@@ -42,10 +42,13 @@ pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut V
         }
     }
     for group in groups {
-        let Some(target) = &group.tpu_target else {
-            continue;
+        // The TPU or the GPU the pods select (`cloud.google.com/gke-tpu-accelerator` or
+        // `cloud.google.com/gke-accelerator`).
+        let accelerator = match (&group.tpu_target, group.gpu_target) {
+            (Some(target), _) => target.family.accelerator(),
+            (None, Some(gpu)) => gpu.label,
+            (None, None) => continue,
         };
-        let accelerator = target.family.accelerator();
         for key in ZONE_LABELS {
             let Some(selection) = group.selection(key) else {
                 continue;
@@ -74,9 +77,12 @@ pub(crate) fn check(groups: &[PodGroup<'_>], pools: &[NodePool<'_>], out: &mut V
     }
 }
 
-/// `accelerator` is not offered in `zone` (`context` says whose zone it is).
+/// The most zones a message names as offering a type.
+const ZONES_NAMED: usize = 5;
+
+/// `accelerator` is not offered in `zone` (`context` says whose zone it is; `zone` may list
+/// several, comma-separated).
 fn not_offered(accelerator: &str, zone: &str, context: &str) -> Diagnostic {
-    let offering = catalog::zones_offering(accelerator);
     Diagnostic::error(
         rule::ACCELERATOR_ZONE,
         format!("`{accelerator}` is not offered in `{zone}`, {context}"),
@@ -84,6 +90,18 @@ fn not_offered(accelerator: &str, zone: &str, context: &str) -> Diagnostic {
     .found(zone)
     .expected(format!(
         "a zone that offers `{accelerator}`, such as {}",
-        code_list(&offering)
+        code_list(&nearest_offering(accelerator, zone))
     ))
+}
+
+/// A few zones that offer `accelerator`: those of the same region as `zone` first (a move
+/// within the region keeps the cluster), then the table's order. GPU types are offered in
+/// dozens of zones; naming them all buries the useful ones.
+fn nearest_offering(accelerator: &str, zone: &str) -> Vec<&'static str> {
+    let region = zone.rsplit_once('-').map_or(zone, |(region, _)| region);
+    let mut offering = catalog::zones_offering(accelerator);
+    // A stable sort keeps the table's order within each group.
+    offering.sort_by_key(|offered| !offered.starts_with(&format!("{region}-")));
+    offering.truncate(ZONES_NAMED);
+    offering
 }
