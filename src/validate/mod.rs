@@ -185,7 +185,7 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: rule::ACCELERATOR_ZONE,
-        summary: "TPU node pools and the pods that select a zone are in a zone that offers the TPU type",
+        summary: "TPU and GPU node pools, and the pods that pin a zone, are in a zone that offers the accelerator type",
     },
     Rule {
         id: rule::GPU_DRIVER_CUDA,
