@@ -40,7 +40,7 @@ fn files(dir: &Path) -> Vec<String> {
 }
 
 /// The repositories with committed output: this one and each example that has `rendered/`.
-fn repositories() -> Vec<PathBuf> {
+fn repositories_with_output() -> Vec<PathBuf> {
     support::repositories_with_output()
 }
 
@@ -90,7 +90,7 @@ fn clusters(rendered: &Path) -> BTreeMap<String, (BTreeSet<String>, BTreeSet<Str
 #[test]
 fn every_rendered_group_has_a_provider_on_its_cluster() {
     let mut checked = 0;
-    for repository in repositories() {
+    for repository in repositories_with_output() {
         let rendered = repository.join("rendered");
         let clusters = clusters(&rendered);
         let settings = std::fs::read_to_string(repository.join("aiml.yaml")).unwrap_or_default();
@@ -370,13 +370,10 @@ fn a_fresh_api_server_accepts_the_platform_root_then_the_workloads() {
     }
 }
 
-/// A render of some blueprints reads the others' platform needs from their folders (the
-/// HPA on an external metric, the adapter's account): the wiring is the same as after a
-/// render of all of them.
-#[test]
-fn a_partial_render_keeps_every_cluster_platform() {
+/// A repository with this one's `blueprints` (by name) and a git URL, rendered.
+fn rendered_with(blueprints: &[&str]) -> TestRepo {
     let repo = TestRepo::empty();
-    for blueprint in ["triton-t4-hpa", "locust-bench", "sax-llama2-70b-v5e-16"] {
+    for blueprint in blueprints {
         let file = format!("blueprints/{blueprint}.yaml");
         repo.write(
             &file,
@@ -388,6 +385,15 @@ fn a_partial_render_keeps_every_cluster_platform() {
         "git:\n  repo: https://github.com/acme/ml-platform.git\n",
     );
     repo.aiml(&["render"]).expect_code(0);
+    repo
+}
+
+/// A render of some blueprints reads the others' platform needs from their folders (the
+/// HPA on an external metric, the adapter's account): the wiring is the same as after a
+/// render of all of them.
+#[test]
+fn a_partial_render_keeps_every_cluster_platform() {
+    let repo = rendered_with(&["triton-t4-hpa", "locust-bench", "sax-llama2-70b-v5e-16"]);
     let all = repo.generated();
     let adapter = "rendered/_sync/platform/clusters/my-project/us-central1-a/triton-t4-hpa/custom-metrics-stackdriver-adapter-v0.16.9-gke.0/custom-metrics/serviceaccount_custom-metrics-stackdriver-adapter.yaml";
     let account = String::from_utf8(all[adapter].clone()).expect("utf-8");
@@ -403,4 +409,59 @@ fn a_partial_render_keeps_every_cluster_platform() {
         ("a render of all", &all),
         ("a render of one", &repo.generated()),
     );
+}
+
+/// The rules `validate` applies to anyone's manifests hold for what the tool itself installs:
+/// every platform pod runs with the restricted security context and every platform namespace
+/// is closed by NetworkPolicies (`container-security-context`, `namespace-network-policy`).
+/// A fresh render of blueprints that need all four components, then the committed output of
+/// this repository and its examples.
+#[test]
+fn the_platform_root_passes_the_tools_own_security_rules() {
+    let repo = rendered_with(&[
+        "triton-t4-hpa",
+        "sax-llama2-70b-v5e-16",
+        "multislice-v4-32-training",
+    ]);
+    let generated = repo.generated();
+    for component in Component::ALL {
+        let folder = format!("{}-{}/", component.name(), component.version());
+        assert!(
+            generated
+                .keys()
+                .any(|path| path.starts_with("rendered/_sync/platform/") && path.contains(&folder)),
+            "{folder} not rendered"
+        );
+    }
+    let mut repositories = vec![repo.path().to_path_buf()];
+    repositories.extend(repositories_with_output());
+    for repository in repositories {
+        let args = ["validate", "-o", "json", "rendered"];
+        let output = support::aiml_command(&repository)
+            .args(args)
+            .output()
+            .expect("run kubectl-aiml");
+        let run = support::Run::from_output(&args, output).about(repository.display());
+        run.expect_code(0);
+        let findings: Vec<String> = run
+            .findings()
+            .iter()
+            .filter(|f| {
+                f["file"]
+                    .as_str()
+                    .is_some_and(|file| file.contains("_sync/platform/"))
+                    && matches!(
+                        f["rule"].as_str(),
+                        Some("container-security-context" | "namespace-network-policy")
+                    )
+            })
+            .map(|f| format!("{}: {}", f["file"], f["message"]))
+            .collect();
+        assert!(
+            findings.is_empty(),
+            "{}:\n{}",
+            repository.display(),
+            findings.join("\n")
+        );
+    }
 }

@@ -115,8 +115,10 @@ fn kind_of(document: &Node) -> Option<&str> {
     document.get("kind").and_then(Node::as_str)
 }
 
-/// One NetworkPolicy of the set.
-fn policy(namespace: &str, name: &str, spec: Json) -> Json {
+/// One NetworkPolicy of the set: `aiml-<name>` in `namespace` (the platform root's
+/// policies, `sync::platform`, are built the same way).
+#[must_use]
+pub fn policy(namespace: &str, name: &str, spec: Json) -> Json {
     json!({
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
@@ -140,6 +142,70 @@ fn port(node: &Node, protocol: Option<&str>) -> Option<Json> {
     Some(json!({"protocol": protocol.unwrap_or("TCP"), "port": value}))
 }
 
+/// `aiml-default-deny`: no ingress and no egress for any pod of `namespace` but what another
+/// policy allows.
+#[must_use]
+pub fn default_deny(namespace: &str) -> Json {
+    policy(
+        namespace,
+        "default-deny",
+        json!({"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}),
+    )
+}
+
+/// `aiml-allow-dns`: every pod of `namespace` resolves names (kube-dns, NodeLocal DNSCache,
+/// Cloud DNS on the metadata server; see the module documentation).
+#[must_use]
+pub fn allow_dns(namespace: &str) -> Json {
+    policy(
+        namespace,
+        "allow-dns",
+        json!({
+            "podSelector": {},
+            "policyTypes": ["Egress"],
+            "egress": [{
+                "to": [
+                    {
+                        "namespaceSelector": namespace_selector("kube-system"),
+                        "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+                    },
+                    {"ipBlock": {"cidr": "169.254.20.10/32"}},
+                    {"ipBlock": {"cidr": "169.254.169.254/32"}},
+                ],
+                "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+            }],
+        }),
+    )
+}
+
+/// `aiml-allow-google-apis`: every pod of `namespace` reaches the GKE metadata server
+/// (Workload Identity tokens) and Google APIs over TLS outside the private ranges.
+#[must_use]
+pub fn allow_google_apis(namespace: &str) -> Json {
+    policy(
+        namespace,
+        "allow-google-apis",
+        json!({
+            "podSelector": {},
+            "policyTypes": ["Egress"],
+            "egress": [
+                {
+                    "to": [{"ipBlock": {"cidr": "169.254.169.254/32"}}],
+                    "ports": [{"protocol": "TCP", "port": 80}],
+                },
+                {
+                    "to": [{"ipBlock": {"cidr": "169.254.169.252/32"}}],
+                    "ports": [{"protocol": "TCP", "port": 988}],
+                },
+                {
+                    "to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": PRIVATE_RANGES}}],
+                    "ports": [{"protocol": "TCP", "port": 443}],
+                },
+            ],
+        }),
+    )
+}
+
 /// The policies of one namespace.
 fn namespace_policies(namespace: &str, blueprint: &str, documents: &[Node]) -> Vec<Json> {
     let own: Vec<&Node> = documents
@@ -147,30 +213,8 @@ fn namespace_policies(namespace: &str, blueprint: &str, documents: &[Node]) -> V
         .filter(|d| namespace_of(d) == Some(namespace))
         .collect();
     let mut policies = vec![
-        policy(
-            namespace,
-            "default-deny",
-            json!({"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}),
-        ),
-        policy(
-            namespace,
-            "allow-dns",
-            json!({
-                "podSelector": {},
-                "policyTypes": ["Egress"],
-                "egress": [{
-                    "to": [
-                        {
-                            "namespaceSelector": namespace_selector("kube-system"),
-                            "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
-                        },
-                        {"ipBlock": {"cidr": "169.254.20.10/32"}},
-                        {"ipBlock": {"cidr": "169.254.169.254/32"}},
-                    ],
-                    "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
-                }],
-            }),
-        ),
+        default_deny(namespace),
+        allow_dns(namespace),
         policy(
             namespace,
             "allow-namespace-egress",
@@ -187,28 +231,7 @@ fn namespace_policies(namespace: &str, blueprint: &str, documents: &[Node]) -> V
                 .is_some()
     });
     if workload_identity {
-        policies.push(policy(
-            namespace,
-            "allow-google-apis",
-            json!({
-                "podSelector": {},
-                "policyTypes": ["Egress"],
-                "egress": [
-                    {
-                        "to": [{"ipBlock": {"cidr": "169.254.169.254/32"}}],
-                        "ports": [{"protocol": "TCP", "port": 80}],
-                    },
-                    {
-                        "to": [{"ipBlock": {"cidr": "169.254.169.252/32"}}],
-                        "ports": [{"protocol": "TCP", "port": 988}],
-                    },
-                    {
-                        "to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": PRIVATE_RANGES}}],
-                        "ports": [{"protocol": "TCP", "port": 443}],
-                    },
-                ],
-            }),
-        ));
+        policies.push(allow_google_apis(namespace));
     }
     let injected = own.iter().any(|d| {
         super::hardening::pod_templates(d)

@@ -15,12 +15,37 @@
 //! that folder. Only what differs per cluster is written per cluster: the metrics adapter,
 //! whose service account carries the cluster's Workload Identity account
 //! (`rendered/_sync/platform/clusters/<p>/<l>/<c>/`).
+//!
+//! **Hardened as the blueprints are.** The release manifests stay as vendored; what the tool
+//! changes is a patch of its own (`templates/platform/<component>.yaml`, merged over the
+//! object it names: maps key by key, lists of named items by name, anything else replaced),
+//! so that every pod meets the tool's `container-security-context` rule. Each namespace a
+//! component creates is closed ([`network_policies`]): a default deny, then the edges a
+//! controller has, all read from its own objects rather than typed per component:
+//!
+//! - **DNS** and **egress to the API server**: TCP 443 to any address. The control plane's
+//!   address is not known when rendering (GKE's endpoint, public or private, differs per
+//!   cluster) and Dataplane V2 judges egress after the `kubernetes` Service is translated to
+//!   it, so the port is the boundary;
+//! - **ingress from the API server** to the target port of every Service an admission webhook,
+//!   a CRD conversion webhook or an APIService calls (JobSet, Kueue and LWS's 9443, Kueue's
+//!   visibility API on 8082, the adapter's 443), from any source: on GKE the calls come from
+//!   the control plane's range or, through Konnectivity, from its agents in `kube-system`,
+//!   and a webhook the policy blocks refuses every JobSet create. Metrics and health ports
+//!   stay closed (the kubelet's probes come from the node, which policies always admit);
+//! - **Google APIs** and the metadata server for the metrics adapter, which reads Cloud
+//!   Monitoring as its Workload Identity.
+//!
+//! The builders are the blueprints' own ([`crate::overlay::network_policy`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Value as Json, json};
 
 use crate::manifest::{self, Manifest};
+use crate::overlay::network_policy;
+use crate::yaml::Node;
 
 include!(concat!(env!("OUT_DIR"), "/platform.rs"));
 
@@ -403,7 +428,199 @@ pub fn objects(
         }
         Component::JobSet | Component::LeaderWorkerSet => {}
     }
+    if let Some(patches) = patches(component) {
+        patch(component, &mut objects, patches)?;
+    }
+    let policies = network_policies(component, &objects)
+        .iter()
+        .map(manifest_of)
+        .collect::<Result<Vec<_>, _>>()?;
+    objects.extend(policies);
     Ok(objects)
+}
+
+/// The tool's patch over `component`'s release manifests, if it needs one.
+fn patches(component: Component) -> Option<&'static str> {
+    match component {
+        Component::LeaderWorkerSet => Some(include_str!("templates/platform/lws.yaml")),
+        Component::MetricsAdapter => Some(include_str!(
+            "templates/platform/custom-metrics-stackdriver-adapter.yaml"
+        )),
+        Component::JobSet | Component::Kueue => None,
+    }
+}
+
+/// Merges each object of `patches` into the object of `objects` with the same identity.
+fn patch(
+    component: Component,
+    objects: &mut [Manifest],
+    patches: &str,
+) -> Result<(), PlatformError> {
+    for patch in manifest::split(patches)? {
+        let target = objects
+            .iter_mut()
+            .find(|m| m.id == patch.id)
+            .ok_or_else(|| PlatformError::Unpatched(component, patch.id.to_string()))?;
+        let mut object = crate::yaml::to_json(&target.node);
+        merge(&mut object, &crate::yaml::to_json(&patch.node));
+        *target = manifest_of(&object)?;
+    }
+    Ok(())
+}
+
+/// Merges `patch` into `target` as a strategic merge patch does for what the patches use:
+/// maps key by key, lists whose items all have a `name` (containers, volumes, mounts,
+/// sysctls) item by item, anything else replaced.
+fn merge(target: &mut Json, patch: &Json) {
+    let named = |items: &[Json]| {
+        !items.is_empty()
+            && items
+                .iter()
+                .all(|item| item.get("name").is_some_and(Json::is_string))
+    };
+    match (target, patch) {
+        (Json::Object(target), Json::Object(patch)) => {
+            for (key, value) in patch {
+                match target.get_mut(key) {
+                    Some(existing) => merge(existing, value),
+                    None => {
+                        target.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        (Json::Array(target), Json::Array(patch)) if named(target) && named(patch) => {
+            for item in patch {
+                match target
+                    .iter_mut()
+                    .find(|t| t.get("name") == item.get("name"))
+                {
+                    Some(existing) => merge(existing, item),
+                    None => target.push(item.clone()),
+                }
+            }
+        }
+        (target, patch) => *target = patch.clone(),
+    }
+}
+
+/// `object` as a rendered file.
+fn manifest_of(object: &Json) -> Result<Manifest, PlatformError> {
+    let text =
+        serde_saphyr::to_string(object).map_err(|e| PlatformError::Serialize(e.to_string()))?;
+    manifest::split(&text)?
+        .pop()
+        .ok_or_else(|| PlatformError::Serialize("an object serialized to nothing".into()))
+}
+
+/// The NetworkPolicies of the namespaces `component`'s `objects` create (module
+/// documentation): deny by default, DNS, the API server both ways, Google APIs for the
+/// metrics adapter.
+#[must_use]
+pub fn network_policies(component: Component, objects: &[Manifest]) -> Vec<Json> {
+    let called = called_by_api_server(objects);
+    let mut policies = Vec::new();
+    for namespace in objects
+        .iter()
+        .filter(|m| m.id.group.is_empty() && m.id.kind == "Namespace")
+        .map(|m| m.id.name.as_str())
+    {
+        policies.push(network_policy::default_deny(namespace));
+        policies.push(network_policy::allow_dns(namespace));
+        policies.push(network_policy::policy(
+            namespace,
+            "allow-api-server-egress",
+            json!({
+                "podSelector": {},
+                "policyTypes": ["Egress"],
+                "egress": [{"ports": [{"protocol": "TCP", "port": 443}]}],
+            }),
+        ));
+        if component == Component::MetricsAdapter {
+            policies.push(network_policy::allow_google_apis(namespace));
+        }
+        for service in objects.iter().filter(|m| {
+            m.id.group.is_empty()
+                && m.id.kind == "Service"
+                && m.id.namespace.as_deref() == Some(namespace)
+        }) {
+            let Some(ports) = called.get(&(namespace, service.id.name.as_str())) else {
+                continue;
+            };
+            let Some(selector) = service.node.at(&["spec", "selector"]) else {
+                continue;
+            };
+            let rule_ports: Vec<Json> = service
+                .node
+                .get("spec")
+                .map_or(&[][..], |spec| spec.items("ports"))
+                .iter()
+                .filter(|p| {
+                    p.get("port")
+                        .and_then(Node::as_i64)
+                        .is_some_and(|n| ports.contains(&n))
+                })
+                .filter_map(|p| {
+                    let target = p.get("targetPort").or_else(|| p.get("port"))?;
+                    let port = match (target.as_i64(), target.as_str()) {
+                        (Some(number), _) => json!(number),
+                        (None, Some(name)) => json!(name),
+                        _ => return None,
+                    };
+                    let protocol = p.get("protocol").and_then(Node::as_str).unwrap_or("TCP");
+                    Some(json!({"protocol": protocol, "port": port}))
+                })
+                .collect();
+            if rule_ports.is_empty() {
+                continue;
+            }
+            policies.push(network_policy::policy(
+                namespace,
+                &format!("allow-api-server-{}", service.id.name),
+                json!({
+                    "podSelector": {"matchLabels": crate::yaml::to_json(selector)},
+                    "policyTypes": ["Ingress"],
+                    "ingress": [{"ports": rule_ports}],
+                }),
+            ));
+        }
+    }
+    policies
+}
+
+/// The Services the API server calls, `(namespace, name)` → Service ports: those of admission
+/// webhooks, CRD conversion webhooks and APIServices (a reference without a port means 443).
+fn called_by_api_server(objects: &[Manifest]) -> BTreeMap<(&str, &str), BTreeSet<i64>> {
+    let mut called: BTreeMap<(&str, &str), BTreeSet<i64>> = BTreeMap::new();
+    for object in objects {
+        let node = &object.node;
+        let references: Vec<&Node> = match (object.id.group.as_str(), object.id.kind.as_str()) {
+            (
+                "admissionregistration.k8s.io",
+                "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration",
+            ) => node
+                .items("webhooks")
+                .iter()
+                .filter_map(|w| w.at(&["clientConfig", "service"]))
+                .collect(),
+            ("apiextensions.k8s.io", "CustomResourceDefinition") => node
+                .at(&["spec", "conversion", "webhook", "clientConfig", "service"])
+                .into_iter()
+                .collect(),
+            ("apiregistration.k8s.io", "APIService") => {
+                node.at(&["spec", "service"]).into_iter().collect()
+            }
+            _ => Vec::new(),
+        };
+        for service in references {
+            let text = |key: &str| service.get(key).and_then(Node::as_str);
+            if let (Some(namespace), Some(name)) = (text("namespace"), text("name")) {
+                let port = service.get("port").and_then(Node::as_i64).unwrap_or(443);
+                called.entry((namespace, name)).or_default().insert(port);
+            }
+        }
+    }
+    called
 }
 
 /// Why platform objects could not be made: a bug in this binary's data or templates.
@@ -415,6 +632,12 @@ pub enum PlatformError {
     /// An object the tool changes is not in the vendored file.
     #[error("the vendored manifests of {} have no {}", .0.title(), .1)]
     Missing(Component, &'static str),
+    /// A hardening patch names an object the vendored file does not have.
+    #[error("the tool's patch of {} names {}, which its release manifests do not have", .0.title(), .1)]
+    Unpatched(Component, String),
+    /// A patched object or a policy does not serialize.
+    #[error("a platform object does not serialize: {0}")]
+    Serialize(String),
     /// The vendored file or a template does not split into objects.
     #[error("the platform manifests do not split: {0}")]
     Split(#[from] manifest::SplitError),
@@ -529,5 +752,191 @@ mod tests {
             Some("m@p.iam.gserviceaccount.com")
         );
         assert_eq!(sa.id.namespace.as_deref(), Some("custom-metrics"));
+    }
+
+    /// The pod spec of the one Deployment of `objects`.
+    fn pod_spec(objects: &[Manifest]) -> &crate::yaml::Node {
+        let deployment = objects
+            .iter()
+            .find(|m| m.id.kind == "Deployment")
+            .expect("a Deployment");
+        deployment
+            .node
+            .at(&["spec", "template", "spec"])
+            .expect("a pod spec")
+    }
+
+    fn text<'n>(node: &'n crate::yaml::Node, path: &[&str]) -> Option<&'n str> {
+        node.at(path).and_then(crate::yaml::Node::as_str)
+    }
+
+    #[test]
+    fn every_platform_pod_runs_restricted() {
+        for component in Component::ALL {
+            let objects = objects(component, None).unwrap();
+            let spec = pod_spec(&objects);
+            assert_eq!(
+                text(spec, &["securityContext", "seccompProfile", "type"]),
+                Some("RuntimeDefault"),
+                "{component:?}"
+            );
+            assert_eq!(
+                flag(spec, &["securityContext", "runAsNonRoot"]),
+                Some(true),
+                "{component:?}"
+            );
+            for container in spec.items("containers") {
+                let drop: Vec<&str> = container
+                    .at(&["securityContext", "capabilities", "drop"])
+                    .and_then(crate::yaml::Node::as_seq)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(crate::yaml::Node::as_str)
+                    .collect();
+                assert_eq!(
+                    (
+                        flag(container, &["securityContext", "allowPrivilegeEscalation"]),
+                        drop,
+                        flag(container, &["securityContext", "readOnlyRootFilesystem"]),
+                    ),
+                    (Some(false), vec!["ALL"], Some(true)),
+                    "{component:?}"
+                );
+            }
+        }
+    }
+
+    fn flag(node: &crate::yaml::Node, path: &[&str]) -> Option<bool> {
+        match node.at(path)?.value {
+            crate::yaml::Value::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn the_adapter_keeps_its_release_command_and_port_without_root() {
+        let release =
+            manifest::split(std::str::from_utf8(&vendored(Component::MetricsAdapter)).unwrap())
+                .unwrap();
+        let patched = objects(Component::MetricsAdapter, None).unwrap();
+        let command = |objects: &[Manifest]| -> Vec<String> {
+            pod_spec(objects).items("containers")[0]
+                .items("command")
+                .iter()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        };
+        let (before, after) = (command(&release), command(&patched));
+        // An upgrade that changes the release's command must be carried into the patch.
+        assert_eq!(after[..before.len()], before[..], "{after:?}");
+        assert_eq!(after[before.len()..], ["--cert-dir=/tmp/certificates"]);
+        let spec = pod_spec(&patched);
+        assert_eq!(
+            spec.at(&["securityContext", "runAsUser"])
+                .and_then(crate::yaml::Node::as_i64),
+            Some(65532)
+        );
+        // 443 stays bindable without CAP_NET_BIND_SERVICE.
+        let sysctl = &spec
+            .at(&["securityContext", "sysctls"])
+            .unwrap()
+            .as_seq()
+            .unwrap()[0];
+        assert_eq!(
+            (text(sysctl, &["name"]), text(sysctl, &["value"])),
+            (Some("net.ipv4.ip_unprivileged_port_start"), Some("0"))
+        );
+        let mount = &spec.items("containers")[0].items("volumeMounts")[0];
+        assert_eq!(text(mount, &["mountPath"]), Some("/tmp"));
+        assert!(spec.items("volumes")[0].get("emptyDir").is_some());
+        // Everything else is the release's.
+        assert_eq!(spec.items("tolerations").len(), 2);
+        assert_eq!(
+            text(&spec.items("containers")[0], &["image"]),
+            Some("gcr.io/gke-release/custom-metrics-stackdriver-adapter:v0.16.9-gke.0")
+        );
+    }
+
+    #[test]
+    fn merge_joins_named_items_and_replaces_the_rest() {
+        let mut target = json!({
+            "containers": [{"name": "a", "image": "x", "args": ["1", "2"]}, {"name": "b"}],
+            "keep": 1,
+        });
+        merge(
+            &mut target,
+            &json!({
+                "containers": [{"name": "a", "args": ["3"], "securityContext": {}}, {"name": "c"}],
+                "added": true,
+            }),
+        );
+        assert_eq!(
+            target,
+            json!({
+                "containers": [
+                    {"name": "a", "image": "x", "args": ["3"], "securityContext": {}},
+                    {"name": "b"},
+                    {"name": "c"},
+                ],
+                "keep": 1,
+                "added": true,
+            })
+        );
+    }
+
+    #[test]
+    fn a_patch_of_an_object_the_release_lacks_is_refused() {
+        let mut jobset = objects(Component::JobSet, None).unwrap();
+        let error = patch(
+            Component::JobSet,
+            &mut jobset,
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: gone, namespace: jobset-system}\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the tool's patch of JobSet names Deployment/jobset-system/gone, which its release manifests do not have"
+        );
+    }
+
+    /// The API server reaches exactly the ports its webhooks and APIServices name, read from
+    /// the release manifests: JobSet's, Kueue's and LWS's webhook server on 9443, Kueue's
+    /// visibility API on 8082, the adapter's metrics APIs on 443.
+    #[test]
+    fn namespaces_are_closed_but_to_what_the_api_server_calls() {
+        let mut all = String::new();
+        for component in Component::ALL {
+            let objects = objects(component, None).unwrap();
+            let policies: Vec<&Manifest> = objects
+                .iter()
+                .filter(|m| m.id.kind == "NetworkPolicy")
+                .collect();
+            let names: Vec<&str> = policies.iter().map(|m| m.id.name.as_str()).collect();
+            assert!(
+                names.contains(&"aiml-default-deny"),
+                "{component:?}: {names:?}"
+            );
+            let ingress: BTreeSet<i64> = policies
+                .iter()
+                .filter(|m| {
+                    m.id.name.starts_with("aiml-allow-api-server-")
+                        && !m.id.name.ends_with("-egress")
+                })
+                .flat_map(|m| m.node.at(&["spec", "ingress"]).unwrap().as_seq().unwrap())
+                .flat_map(|rule| rule.items("ports"))
+                .filter_map(|p| p.get("port").and_then(crate::yaml::Node::as_i64))
+                .collect();
+            let expected: &[i64] = match component {
+                Component::JobSet | Component::LeaderWorkerSet => &[9443],
+                Component::Kueue => &[8082, 9443],
+                Component::MetricsAdapter => &[443],
+            };
+            assert_eq!(ingress, expected.iter().copied().collect(), "{component:?}");
+            for policy in policies {
+                all.push_str("---\n");
+                all.push_str(&policy.text);
+            }
+        }
+        insta::assert_snapshot!("platform_network_policies", all);
     }
 }
