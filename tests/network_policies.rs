@@ -262,27 +262,103 @@ fn every_rendered_pod_is_locked_down() {
 
 #[test]
 fn no_rendered_container_installs_packages_at_start() {
-    // The TensorBoard uploader still pip-installs a pinned package: Google publishes its
-    // uploader image without tags to pin (src/kinds/multislice/plan.rs). Nothing else may.
-    let known = ["tb-uploader"];
-    let mut checked = 0;
+    // An init container may install a lock (the TensorBoard uploader's): every package pinned
+    // with its hash, wheels only, no resolver. Nothing else installs anything.
+    let locked = ["--require-hashes", "--no-deps", "--only-binary=:all:"];
+    let (mut checked, mut locks) = (0, 0);
     for folder in workload_folders() {
         for object in objects(&folder) {
             for (_, spec) in pods(&object) {
-                for container in spec["containers"].as_array().into_iter().flatten() {
+                for (key, container) in containers(spec) {
                     let run = format!("{} {}", container["command"], container["args"]);
-                    checked += 1;
-                    assert!(
-                        !run.contains("pip install")
-                            || known.contains(&container["name"].as_str().unwrap_or_default()),
-                        "{}: {} {} installs packages at start: {run}",
+                    let what = format!(
+                        "{}: {} {} {}",
                         folder.display(),
                         object["kind"],
-                        object["metadata"]["name"]
+                        object["metadata"]["name"],
+                        container["name"]
                     );
+                    checked += 1;
+                    let installs =
+                        run.contains("pip install") || run.contains(r#""pip","install""#);
+                    if key == "initContainers" && installs {
+                        locks += 1;
+                        for flag in locked {
+                            assert!(run.contains(flag), "{what} installs without {flag}: {run}");
+                        }
+                    } else {
+                        assert!(!installs, "{what} installs packages at start: {run}");
+                    }
                 }
             }
         }
     }
     assert!(checked > 10, "{checked}");
+    assert!(locks > 0, "the uploader's init container was not seen");
+}
+
+/// `(containers or initContainers, container)` of a pod spec.
+fn containers(spec: &Value) -> impl Iterator<Item = (&'static str, &Value)> {
+    ["initContainers", "containers"]
+        .into_iter()
+        .flat_map(move |key| {
+            spec[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(move |container| (key, container))
+        })
+}
+
+/// The shipped TPU blueprints, whose pods were the last without these settings.
+const TPU_BLUEPRINTS: &[&str] = &["multislice-v4-32-training", "sax-llama2-70b-v5e-16"];
+
+#[test]
+fn tpu_blueprint_pods_run_on_read_only_roots_and_as_non_root_where_they_can() {
+    // The one exception, listed in the README's pod-security table: sax-http, Google's image,
+    // whose writes nothing documents.
+    let writable_roots = ["http"];
+    let mut checked = 0;
+    for blueprint in TPU_BLUEPRINTS {
+        let folder = root().join("rendered").join(blueprint).join("workload");
+        for object in objects(&folder) {
+            for (_, spec) in pods(&object) {
+                let pod = &spec["securityContext"];
+                for (_, container) in containers(spec) {
+                    let name = container["name"].as_str().unwrap_or_default();
+                    let what = format!("{blueprint}: {} {name}", object["kind"]);
+                    let context = &container["securityContext"];
+                    let field = |key: &str| match &context[key] {
+                        Value::Null => &pod[key],
+                        value => value,
+                    };
+                    checked += 1;
+                    let tpu = !container["resources"]["limits"]["google.com/tpu"].is_null();
+                    if tpu {
+                        // Root-owned TPU device files: the UID stays the image's.
+                        assert!(field("runAsNonRoot").is_null(), "{what}");
+                    } else {
+                        assert_eq!(field("runAsNonRoot"), &json!(true), "{what}");
+                        let user = field("runAsUser").as_i64().unwrap_or_default();
+                        assert!(user > 0, "{what}: runAsUser {user}");
+                    }
+                    if writable_roots.contains(&name) {
+                        continue;
+                    }
+                    assert_eq!(context["readOnlyRootFilesystem"], true, "{what}");
+                    let mounts = container["volumeMounts"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default();
+                    assert!(
+                        mounts.iter().any(|m| m["mountPath"] == "/tmp"),
+                        "{what}: no writable /tmp"
+                    );
+                }
+            }
+        }
+    }
+    // Multislice: the TPU job, the uploader and its installer; Sax: admin, proxy, leader,
+    // worker, util, converter and publisher.
+    assert!(checked >= 10, "{checked}");
 }

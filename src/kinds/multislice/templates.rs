@@ -67,4 +67,19 @@ pub(super) struct TensorboardPlan {
     pub(super) name: String,
     pub(super) image: String,
     pub(super) command: Vec<String>,
+    /// The locked packages an init container installs; none for an image of the user's.
+    pub(super) requirements: Option<UploaderRequirements>,
+}
+
+/// The uploader's lock, as the ConfigMap the init container reads it from.
+#[derive(Debug, Serialize)]
+pub(super) struct UploaderRequirements {
+    /// The ConfigMap's name.
+    pub(super) name: String,
+    /// `requirements.txt`: every package pinned, with its wheel's hash.
+    pub(super) text: String,
+    /// The lock's git blob id: in the pod template, so that a new lock rolls the uploader.
+    pub(super) digest: String,
+    /// Where the packages are installed (`pip install --target`).
+    pub(super) site: String,
 }
