@@ -198,21 +198,7 @@ fn aiml_with_stdin(
     input: &[u8],
     env: &[(&str, &str)],
 ) -> support::Run {
-    use std::io::Write as _;
-    use std::process::Stdio;
-    let mut child = support::aiml_command(repo.path())
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run kubectl-aiml");
-    let mut stdin = child.stdin.take().expect("stdin");
-    // The binary may stop reading early (a refusal): a broken pipe is its answer, not ours.
-    let _ = stdin.write_all(input);
-    drop(stdin);
-    support::Run::from_output(args, child.wait_with_output().expect("wait"))
+    support::aiml_with_stdin(repo.path(), args, input, env)
 }
 
 const BOUNDS: &str = include_str!("fixtures/validate/err_hpa-replica-bounds.yaml");

@@ -179,37 +179,101 @@ pub(crate) fn check(object: &Object<'_>, builtin: bool, out: &mut Vec<Diagnostic
 }
 
 fn check_name(object: &Object<'_>, metadata: &Node, out: &mut Vec<Diagnostic>) {
+    let form = name_form(object.group(), &object.id.kind);
+    let kind = &object.id.kind;
     if let Some(node) = metadata.get("name")
         && let Some(name) = node.as_str()
     {
-        let (checked, expected) = match name_form(object.group(), &object.id.kind) {
-            NameForm::Subdomain => (
-                subdomain(name),
-                "a DNS-1123 subdomain: lowercase letters, digits, `-` and `.`, at most 253, starting and ending with a letter or digit",
-            ),
-            NameForm::Label => (
-                crate::names::check_dns_label(name),
-                "a DNS-1123 label: lowercase letters, digits and `-`, at most 63, starting and ending with a letter or digit",
-            ),
-            NameForm::Dns1035 => (
-                dns_1035(name),
-                "a DNS-1035 label: lowercase letters, digits and `-`, at most 63, starting with a letter and ending with a letter or digit",
-            ),
-            NameForm::PathSegment => (
-                crate::names::path_segment(name),
-                "a name without `/` or `%`, not `.` or `..`",
-            ),
-        };
+        let (checked, expected) = check_form(form, name);
         if let Err(why) = checked {
             out.push(finding(
                 object,
                 "metadata.name".into(),
                 node.span,
-                format!("`{name}` is not a valid {} name: {why}", object.id.kind),
+                format!("`{name}` is not a valid {kind} name: {why}"),
                 name,
                 expected,
             ));
+        } else if let Some((most, why)) = kind_length(object)
+            && name.len() > most
+        {
+            out.push(finding(
+                object,
+                "metadata.name".into(),
+                node.span,
+                format!(
+                    "`{name}` is too long for a {kind} name: {} characters, at most {most} ({why})",
+                    name.len()
+                ),
+                name,
+                &format!("at most {most} characters"),
+            ));
         }
+    }
+    // The server checks a `generateName` as the start of a name of the kind's form
+    // (`ValidateObjectMeta` with the kind's name function and `prefix`: a trailing `-` is
+    // allowed, as the random suffix follows it).
+    if let Some(node) = metadata.get("generateName")
+        && let Some(prefix) = node.as_str()
+        && !prefix.is_empty()
+    {
+        let masked = match prefix.strip_suffix('-') {
+            Some(rest) if !rest.is_empty() => format!("{rest}a"),
+            _ => prefix.to_string(),
+        };
+        let (checked, expected) = check_form(form, &masked);
+        if let Err(why) = checked {
+            out.push(finding(
+                object,
+                "metadata.generateName".into(),
+                node.span,
+                format!("`{prefix}` is not a valid {kind} name prefix: {why}"),
+                prefix,
+                expected,
+            ));
+        }
+    }
+}
+
+/// Whether `name` has `form`, and the form in words.
+fn check_form(form: NameForm, name: &str) -> (Result<(), String>, &'static str) {
+    match form {
+        NameForm::Subdomain => (
+            subdomain(name),
+            "a DNS-1123 subdomain: lowercase letters, digits, `-` and `.`, at most 253, starting and ending with a letter or digit",
+        ),
+        NameForm::Label => (
+            crate::names::check_dns_label(name),
+            "a DNS-1123 label: lowercase letters, digits and `-`, at most 63, starting and ending with a letter or digit",
+        ),
+        NameForm::Dns1035 => (
+            dns_1035(name),
+            "a DNS-1035 label: lowercase letters, digits and `-`, at most 63, starting with a letter and ending with a letter or digit",
+        ),
+        NameForm::PathSegment => (
+            crate::names::path_segment(name),
+            "a name without `/` or `%`, not `.` or `..`",
+        ),
+    }
+}
+
+/// Kinds whose names the server caps below their form's length, and why.
+fn kind_length(object: &Object<'_>) -> Option<(usize, &'static str)> {
+    match (object.group(), object.id.kind.as_str()) {
+        // pkg/apis/batch/validation, `ValidateCronJobCreate`: its Jobs are named
+        // `<name>-<11 characters>`.
+        ("batch", "CronJob") => Some((52, "its Jobs add an 11-character suffix to it")),
+        // The Job's strategy labels its pods `batch.kubernetes.io/job-name: <name>`, a label
+        // value, unless the Job chooses its own selector (`manualSelector: true`).
+        ("batch", "Job") => {
+            let manual = object.node.at(&["spec", "manualSelector"]);
+            let manual = manual.is_some_and(|node| node.value == Value::Bool(true));
+            (!manual).then_some((
+                MAX_LABEL,
+                "its pods carry it in the `batch.kubernetes.io/job-name` label",
+            ))
+        }
+        _ => None,
     }
 }
 
@@ -312,6 +376,59 @@ mod tests {
             name_form("kueue.x-k8s.io", "ClusterQueue"),
             NameForm::Subdomain
         );
+    }
+
+    fn findings(text: &str) -> Vec<String> {
+        let node = crate::yaml::parse_documents(text).unwrap().remove(0);
+        let object = Object::from_node("f.yaml", &node).unwrap();
+        let mut out = Vec::new();
+        check(&object, true, &mut out);
+        out.into_iter()
+            .map(|d| format!("{}: {}", d.field.unwrap_or_default(), d.message))
+            .collect()
+    }
+
+    #[test]
+    fn generate_name_is_a_prefix_of_the_kinds_form() {
+        let config_map = |prefix: &str| {
+            findings(&format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{generateName: {prefix}}}\n"
+            ))
+        };
+        assert!(config_map("run-").is_empty());
+        assert!(config_map("a.b-").is_empty());
+        let bad = config_map("Run_");
+        assert!(
+            bad[0]
+                .starts_with("metadata.generateName: `Run_` is not a valid ConfigMap name prefix"),
+            "{bad:?}"
+        );
+        let service = findings("apiVersion: v1\nkind: Service\nmetadata: {generateName: 1web-}\n");
+        assert_eq!(service.len(), 1, "{service:?}");
+    }
+
+    #[test]
+    fn jobs_and_cron_jobs_have_shorter_names() {
+        let long = "a".repeat(64);
+        let job = |extra: &str| {
+            findings(&format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {long}}}\nspec: {{{extra}}}\n"
+            ))
+        };
+        assert!(job("")[0].contains("at most 63"), "{:?}", job(""));
+        assert!(job("manualSelector: true").is_empty());
+        let cron = |name: &str| {
+            findings(&format!(
+                "apiVersion: batch/v1\nkind: CronJob\nmetadata: {{name: {name}}}\n"
+            ))
+        };
+        assert!(cron(&"a".repeat(52)).is_empty());
+        assert!(cron(&"a".repeat(53))[0].contains("at most 52"));
+        // A Deployment's name is a subdomain: 64 characters are fine.
+        let deployment = findings(&format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {long}}}\n"
+        ));
+        assert!(deployment.is_empty(), "{deployment:?}");
     }
 
     #[test]

@@ -82,10 +82,12 @@ pub(crate) mod rule {
     pub const GPU_SELECTOR_MISSING: &str = "gpu-selector-missing";
     pub const GPU_ACCELERATOR_UNKNOWN: &str = "gpu-accelerator-unknown";
     pub const GPU_COUNT_PER_POD: &str = "gpu-count-per-pod";
+    pub const EXTENDED_RESOURCE_LIMIT: &str = "extended-resource-limit";
     pub const NODEPOOL_TPU_MACHINE_TOPOLOGY: &str = "nodepool-tpu-machine-topology";
     pub const NODEPOOL_TPU_PLACEMENT: &str = "nodepool-tpu-placement";
     pub const NODEPOOL_TPU_NODE_COUNT: &str = "nodepool-tpu-node-count";
     pub const NODEPOOL_GPU_MACHINE: &str = "nodepool-gpu-machine";
+    pub const COMPUTE_CLASS_ACCELERATOR: &str = "compute-class-accelerator";
     pub const ACCELERATOR_NO_NODE_POOL: &str = "accelerator-no-node-pool";
     pub const KUEUE_QUEUE_MISSING: &str = "kueue-queue-missing";
     pub const KUEUE_CLUSTERQUEUE_MISSING: &str = "kueue-clusterqueue-missing";
@@ -160,6 +162,10 @@ pub const RULES: &[Rule] = &[
         summary: "`nvidia.com/gpu` per pod does not exceed the GPUs on one node",
     },
     Rule {
+        id: rule::EXTENDED_RESOURCE_LIMIT,
+        summary: "extended resources (`nvidia.com/gpu`, `google.com/tpu`) and huge pages are limited, with any request equal to the limit, as the API server requires",
+    },
+    Rule {
         id: rule::NODEPOOL_TPU_MACHINE_TOPOLOGY,
         summary: "a TPU node pool's machine type and `tpuTopology` form a slice GKE offers",
     },
@@ -174,6 +180,10 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: rule::NODEPOOL_GPU_MACHINE,
         summary: "a node pool's `guestAccelerator` type and count fit its machine type",
+    },
+    Rule {
+        id: rule::COMPUTE_CLASS_ACCELERATOR,
+        summary: "a ComputeClass priority's TPU type, topology and chips per node, and GPU type and count, form a node GKE can make",
     },
     Rule {
         id: rule::ACCELERATOR_NO_NODE_POOL,
@@ -314,7 +324,8 @@ pub fn validate_with(objects: &[Object<'_>], policy: Policy) -> Vec<Diagnostic> 
 }
 
 /// The rules that judge one object alone (pasted credentials, on any object; host access,
-/// container security contexts, unpinned images, public Services, project-wide IAM grants). A caller that
+/// container security contexts, unpinned images, public Services, project-wide IAM grants;
+/// container resources as the API server validates them). A caller that
 /// streams many files runs this per object and keeps for [`check_together`] only the objects
 /// that [`applies_to`] names.
 #[must_use]
@@ -328,6 +339,7 @@ pub fn check_each_with(object: &Object<'_>, policy: Policy) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     rules::secrets::check(std::slice::from_ref(object), &mut out);
     rules::security::check(object, policy, &mut out);
+    rules::resources::check(object, &mut out);
     out
 }
 
@@ -355,6 +367,7 @@ fn check_scope(objects: &[Object<'_>], out: &mut Vec<Diagnostic>) {
     rules::placement::check(&groups, &pools, out);
     rules::gpu::check(&groups, out);
     rules::nodepool::check(&pools, out);
+    rules::computeclass::check(&model::computeclass::compute_classes(objects), out);
     rules::cross::check(&groups, &pools, out);
     rules::fit::check(&groups, &pools, out);
     rules::zone::check(&groups, &pools, out);

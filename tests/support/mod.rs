@@ -15,7 +15,7 @@ pub use {
     git::commit_all,
     process::{kill, require, succeed, wait_for_file, write_script},
     rules::{also_allowed, example_fails_with, policy_of, rule_of},
-    run::{Run, aiml_command, aiml_with_kubeconfig},
+    run::{Run, aiml_command, aiml_with_kubeconfig, aiml_with_stdin},
 };
 
 /// The repository's own example blueprint.

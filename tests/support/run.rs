@@ -24,6 +24,25 @@ pub fn aiml_with_kubeconfig(repo: &Path, kubeconfig: &Path, args: &[&str]) -> Ru
     Run::from_output(args, output)
 }
 
+/// `kubectl aiml ARGS` in `dir` with `env`, `input` on its standard input.
+pub fn aiml_with_stdin(dir: &Path, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Run {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = aiml_command(dir)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run kubectl-aiml");
+    let mut stdin = child.stdin.take().expect("stdin");
+    // The binary may stop reading early (a refusal): a broken pipe is its answer, not ours.
+    let _ = stdin.write_all(input);
+    drop(stdin);
+    Run::from_output(args, child.wait_with_output().expect("wait"))
+}
+
 /// A finished run of the binary.
 pub struct Run {
     /// The arguments it ran with, for messages.

@@ -8,24 +8,28 @@
 //! catalog does not know leaves the model incomplete (no target), and the rule that owns the
 //! defect reports it.
 //!
-//! Inside the model, `fields` is the leaf; `workload`, `nodepool` and `autoscaler` read
-//! objects; `accelerator`
+//! Inside the model, `fields` is the leaf; `workload`, `nodepool`, `computeclass` and
+//! `autoscaler` read objects; `accelerator`
 //! resolves selections against the catalog, the node pools and the compute classes; this module
 //! puts a pod template and what its pods select together, and says which node pools can take
 //! them; `placement` reads how a pod group's slices are kept apart.
 
 pub(crate) mod accelerator;
 pub(crate) mod autoscaler;
+pub(crate) mod computeclass;
 pub(crate) mod fields;
 pub(crate) mod nodepool;
 pub(crate) mod placement;
 pub(crate) mod workload;
 
-use crate::catalog::{GPU_RESOURCE, Gpu, TPU_RESOURCE, TPU_SLICE_TOPOLOGY_ANNOTATION, TpuSlice};
+use crate::catalog::{
+    COMPUTE_CLASS_LABEL, GPU_RESOURCE, Gpu, TPU_RESOURCE, TPU_SLICE_TOPOLOGY_ANNOTATION, TpuSlice,
+};
 use crate::validate::Object;
 use crate::validate::model::accelerator::{
     GpuChoice, TpuTarget, gpu_choice, is_compute_class, selected_gpu,
 };
+use crate::validate::model::computeclass::{ClassTpu, class_tpus};
 use crate::validate::model::nodepool::NodePool;
 use crate::validate::model::workload::{
     Controller, PodTemplate, Request, Selection, Toleration, request, selections, tolerations,
@@ -52,6 +56,9 @@ pub(crate) struct PodGroup<'a> {
     pub gpu_target: Option<&'static Gpu>,
     /// How the pods choose the GPU of their nodes, when anything does.
     pub gpu_choice: Option<GpuChoice>,
+    /// The TPU nodes of the compute classes in the set that the pods select (GKE then sets
+    /// the accelerator and topology of the nodes from the class's priorities).
+    pub class_tpus: Vec<ClassTpu>,
 }
 
 impl<'a> PodGroup<'a> {
@@ -71,6 +78,15 @@ impl<'a> PodGroup<'a> {
         let tpu_target = TpuTarget::resolve(&selections, slice_topology.as_ref(), pools);
         let gpu_target = selected_gpu(&selections);
         let gpu_choice = gpu_choice(&selections, pools, compute_classes);
+        let class_tpus = workload::selection(&selections, COMPUTE_CLASS_LABEL)
+            .map(|class| {
+                compute_classes
+                    .iter()
+                    .filter(|object| class.accepts(&object.id.name))
+                    .flat_map(|object| class_tpus(object))
+                    .collect()
+            })
+            .unwrap_or_default();
         Self {
             template,
             selections,
@@ -80,6 +96,7 @@ impl<'a> PodGroup<'a> {
             tpu_target,
             gpu_target,
             gpu_choice,
+            class_tpus,
         }
     }
 

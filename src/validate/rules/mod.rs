@@ -5,9 +5,10 @@
 //! they are offered), `driver` (GPU images' CUDA against the nodes' driver), `kueue`
 //! (queues, flavors and quota), `autoscaling` (HorizontalPodAutoscalers), `network`
 //! (pods no NetworkPolicy selects), `gateway` (public gateways without authentication), `secrets`
-//! (credentials written into any object) and `security` (host access, security contexts, unpinned
-//! images, public Services, project-wide IAM grants); plus `shared`, the finding builders several
-//! families use.
+//! (credentials written into any object), `security` (host access, security contexts, unpinned
+//! images, public Services, project-wide IAM grants), `resources` (container requests and limits
+//! as the API server validates them) and `computeclass` (the accelerators of GKE ComputeClass
+//! priorities); plus `shared`, the finding builders several families use.
 //!
 //! Each family reads the models of [`crate::validate::model`], `shared`, the catalog and
 //! diagnostics, and nothing else: no family imports another, so that a defect has one owner
@@ -15,6 +16,7 @@
 //! [`crate::validate`]; the order families run in does not matter, as findings are sorted.
 
 pub(crate) mod autoscaling;
+pub(crate) mod computeclass;
 pub(crate) mod cross;
 pub(crate) mod driver;
 pub(crate) mod fit;
@@ -25,6 +27,7 @@ pub(crate) mod kueue;
 pub(crate) mod network;
 pub(crate) mod nodepool;
 pub(crate) mod placement;
+pub(crate) mod resources;
 pub(crate) mod secrets;
 pub(crate) mod security;
 pub(crate) mod shared;

@@ -12,7 +12,7 @@ use crate::validate::model::accelerator::read_topology;
 use crate::validate::model::fields::{join, scalar_text};
 use crate::validate::model::nodepool::{NodePool, PoolTpu};
 use crate::validate::rule;
-use crate::validate::rules::shared::{bad_topology, code_list, strip_period, unknown_gpu};
+use crate::validate::rules::shared::{bad_topology, code_list, gpu_machine_mismatch, unknown_gpu};
 use crate::yaml::Node;
 
 /// Machine types that look like TPU VMs (`ct5lp-hightpu-4t`, `tpu7x-standard-4t`), so that a
@@ -358,41 +358,20 @@ fn check_gpu_machine(pool: &NodePool<'_>, out: &mut Vec<Diagnostic>) {
         };
         let count_node = accelerator.get("count");
         let count = count_node.and_then(Node::as_count).unwrap_or(1);
-        if let Err(reason) =
-            gpu.check_machine(machine_type, u32::try_from(count).unwrap_or(u32::MAX))
-        {
-            // A machine series that takes this GPU at all makes it a count problem; otherwise
-            // the type does not fit.
-            let series_fits = gpu
-                .machines
-                .iter()
-                .any(|machine| machine_type.starts_with(machine.name));
-            let (node, field, message, blueprint_field) = match count_node {
-                Some(node) if series_fits => (
-                    node,
-                    join(&path, "count"),
-                    format!("{count} `{label}` GPUs do not fit machine type `{machine_type}`"),
-                    "spec.gpu.count",
-                ),
-                _ => (
-                    type_node,
-                    join(&path, "type"),
-                    format!("`{label}` does not attach to machine type `{machine_type}`"),
-                    "spec.gpu.type",
-                ),
-            };
-            out.push(
-                finding(
-                    pool,
-                    Diagnostic::error(rule::NODEPOOL_GPU_MACHINE, message),
-                    node,
-                    &field,
-                )
-                .found(format!("{count} × `{label}` on `{machine_type}`"))
-                .expected(strip_period(&reason))
-                .blueprint_field(blueprint_field),
-            );
-        }
+        let Some((diagnostic, count_at_fault)) = gpu_machine_mismatch(
+            rule::NODEPOOL_GPU_MACHINE,
+            gpu,
+            machine_type,
+            count,
+            count_node.is_some(),
+        ) else {
+            continue;
+        };
+        let (node, field, blueprint_field) = match count_node {
+            Some(node) if count_at_fault => (node, join(&path, "count"), "spec.gpu.count"),
+            _ => (type_node, join(&path, "type"), "spec.gpu.type"),
+        };
+        out.push(finding(pool, diagnostic, node, &field).blueprint_field(blueprint_field));
     }
 }
 

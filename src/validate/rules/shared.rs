@@ -7,7 +7,7 @@
 //! the family that calls it owns the finding and says where it is. This module holds no rule of
 //! its own and imports no rule family; the families import it.
 
-use crate::catalog::{self, Topology, TopologyError, TpuFamily};
+use crate::catalog::{self, Gpu, Topology, TopologyError, TpuFamily};
 use crate::diagnostic::Diagnostic;
 use crate::validate::Object;
 use crate::validate::model::accelerator::TopologyProblem;
@@ -225,6 +225,37 @@ pub(crate) fn unknown_gpu(rule: &'static str, value: &str) -> Diagnostic {
         Some(suggestion) => diagnostic.fix(format!("did you mean `{suggestion}`?")),
         None => diagnostic,
     }
+}
+
+/// When `count` `gpu`s do not fit `machine_type`: the finding under `rule` (without a position)
+/// and whether the count is at fault rather than the type, which is when the count is written
+/// and the machine series takes this GPU at all. Node pools and compute class priorities share
+/// it.
+pub(crate) fn gpu_machine_mismatch(
+    rule: &'static str,
+    gpu: &Gpu,
+    machine_type: &str,
+    count: i64,
+    count_written: bool,
+) -> Option<(Diagnostic, bool)> {
+    let reason = gpu
+        .check_machine(machine_type, u32::try_from(count).unwrap_or(u32::MAX))
+        .err()?;
+    let label = gpu.label;
+    let series_fits = gpu
+        .machines
+        .iter()
+        .any(|machine| machine_type.starts_with(machine.name));
+    let count_at_fault = count_written && series_fits;
+    let message = if count_at_fault {
+        format!("{count} `{label}` GPUs do not fit machine type `{machine_type}`")
+    } else {
+        format!("`{label}` does not attach to machine type `{machine_type}`")
+    };
+    let diagnostic = Diagnostic::error(rule, message)
+        .found(format!("{count} × `{label}` on `{machine_type}`"))
+        .expected(strip_period(&reason));
+    Some((diagnostic, count_at_fault))
 }
 
 /// How many pods of `per_pod` GPUs the node pools hold at their largest: Σ max nodes ×

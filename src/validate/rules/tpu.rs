@@ -15,7 +15,8 @@
 use std::collections::BTreeSet;
 
 use crate::catalog::{
-    NODE_POOL_LABEL, TPU_ACCELERATOR_LABEL, TPU_RESOURCE, TPU_TOPOLOGY_LABEL, TpuFamily, TpuSlice,
+    COMPUTE_CLASS_LABEL, NODE_POOL_LABEL, TPU_ACCELERATOR_LABEL, TPU_RESOURCE, TPU_TOPOLOGY_LABEL,
+    TpuFamily, TpuSlice,
 };
 use crate::diagnostic::Diagnostic;
 use crate::validate::model::PodGroup;
@@ -73,16 +74,21 @@ fn check_selectors(group: &PodGroup<'_>, out: &mut Vec<Diagnostic>) {
     }
 
     if let Some(request) = &group.tpu {
-        report_missing(
-            template,
-            request,
-            accelerator,
-            TPU_ACCELERATOR_LABEL,
-            "spec.tpu.type",
-            out,
-        );
+        // A compute class chooses the TPU of the nodes it makes: GKE adds both selectors to
+        // the pods from the class's priority (checked against the class when it is in the set).
+        let through_class = group.selection(COMPUTE_CLASS_LABEL).is_some();
+        if !(through_class && accelerator.is_none()) {
+            report_missing(
+                template,
+                request,
+                accelerator,
+                TPU_ACCELERATOR_LABEL,
+                "spec.tpu.type",
+                out,
+            );
+        }
         // Under dynamic slicing the annotation gives the shape; nodes carry their block's.
-        if group.slice_topology.is_none() {
+        if group.slice_topology.is_none() && !(through_class && topology.is_none()) {
             report_missing(
                 template,
                 request,
@@ -93,6 +99,44 @@ fn check_selectors(group: &PodGroup<'_>, out: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+/// Pods that get their TPU nodes from a compute class in the set request the chips of one node
+/// of a TPU priority of that class (`tpu-chips-per-host`): GKE makes no node for any other
+/// count.
+fn check_class_chips(group: &PodGroup<'_>, request: &Request<'_>, out: &mut Vec<Diagnostic>) {
+    let counts: BTreeSet<i64> = group.class_tpus.iter().map(|node| node.chips).collect();
+    let Some(first) = group.class_tpus.first() else {
+        return;
+    };
+    if counts.contains(&request.count) {
+        return;
+    }
+    let nodes: Vec<String> = group
+        .class_tpus
+        .iter()
+        .map(|node| {
+            let accelerator = node.family.accelerator();
+            format!("{} chips (`{accelerator}` `{}`)", node.chips, node.topology)
+        })
+        .collect();
+    let message = format!(
+        "pods request {} `{TPU_RESOURCE}` but compute class `{}` makes nodes of {}",
+        request.count,
+        first.class,
+        nodes.join(", ")
+    );
+    let fix = format!(
+        "request the chips of one node of the class: `{TPU_RESOURCE}: {}` in the container's limits",
+        counts.first().copied().unwrap_or_default()
+    );
+    out.push(chips_finding(
+        group,
+        request,
+        message,
+        or_list(&counts),
+        fix,
+    ));
 }
 
 fn report_missing(
@@ -148,6 +192,9 @@ fn report_missing(
 pub(crate) fn check(groups: &[PodGroup<'_>], out: &mut Vec<Diagnostic>) {
     for group in groups {
         check_selectors(group, out);
+        if let (None, Some(request)) = (&group.tpu_target, &group.tpu) {
+            check_class_chips(group, request, out);
+        }
         let (Some(target), Some(request)) = (&group.tpu_target, &group.tpu) else {
             continue;
         };
@@ -163,39 +210,52 @@ fn check_chips_per_host(
     request: &Request<'_>,
     out: &mut Vec<Diagnostic>,
 ) {
-    let chips: BTreeSet<u32> = target
+    let chips: BTreeSet<i64> = target
         .layouts
         .iter()
-        .map(TpuSlice::chips_per_host)
+        .map(|slice| i64::from(slice.chips_per_host()))
         .collect();
-    if chips.iter().any(|&chips| i64::from(chips) == request.count) {
+    if chips.contains(&request.count) {
         return;
     }
-    let expected: Vec<String> = chips.iter().map(ToString::to_string).collect();
-    let expected = expected.join(" or ");
-    out.push(
-        group
-            .template
-            .finding(
-                Diagnostic::error(
-                    rule::TPU_CHIPS_PER_HOST,
-                    format!(
-                        "pods request {} `{TPU_RESOURCE}` but a {} VM has {expected} chips",
-                        request.count,
-                        target.describe()
-                    ),
-                ),
-                request.node,
-                &request.field,
-            )
-            .found(request.count.to_string())
-            .expected(expected.clone())
-            .fix(format!(
-                "request every chip of the VM: set `{TPU_RESOURCE}: {}` in the container's limits",
-                chips.iter().next_back().copied().unwrap_or_default()
-            ))
-            .blueprint_field("spec.tpu.type"),
+    let expected = or_list(&chips);
+    let message = format!(
+        "pods request {} `{TPU_RESOURCE}` but a {} VM has {expected} chips",
+        request.count,
+        target.describe()
     );
+    let fix = format!(
+        "request every chip of the VM: set `{TPU_RESOURCE}: {}` in the container's limits",
+        chips.last().copied().unwrap_or_default()
+    );
+    out.push(chips_finding(group, request, message, expected, fix));
+}
+
+/// `4 or 8`.
+fn or_list(counts: &BTreeSet<i64>) -> String {
+    let texts: Vec<String> = counts.iter().map(ToString::to_string).collect();
+    texts.join(" or ")
+}
+
+/// A `tpu-chips-per-host` finding at the pods' request.
+fn chips_finding(
+    group: &PodGroup<'_>,
+    request: &Request<'_>,
+    message: String,
+    expected: String,
+    fix: String,
+) -> Diagnostic {
+    group
+        .template
+        .finding(
+            Diagnostic::error(rule::TPU_CHIPS_PER_HOST, message),
+            request.node,
+            &request.field,
+        )
+        .found(request.count.to_string())
+        .expected(expected)
+        .fix(fix)
+        .blueprint_field("spec.tpu.type")
 }
 
 fn hosts_text(hosts: &BTreeSet<i64>) -> String {
