@@ -240,12 +240,24 @@ impl Schemas {
                 return out;
             }
         };
-        let root = instance::At(object.node);
+        let custom = entry.is_custom_resource(&self.store, group);
+        // A custom resource is validated as the API server validates it: without the nulls it
+        // drops (each a warning: a server-side apply refuses them).
+        let mut nulls = Vec::new();
+        if custom && let Some(schema) = compiled.root_schema() {
+            server::dropped_nulls(schema, object.node, &mut String::new(), &mut nulls);
+        }
+        let pruned = (!nulls.is_empty()).then(|| {
+            let pointers: Vec<String> = nulls.iter().map(|(at, _)| at.clone()).collect();
+            server::without(object.node, &pointers)
+        });
+        let node = pruned.as_ref().unwrap_or(object.node);
+        let root = instance::At(node);
         if !compiled.validator.is_valid(root) {
             let errors: Vec<_> = compiled.validator.iter_errors(root).collect();
-            explain_all(&report, &errors, compiled, "", object.node, &mut out);
+            explain_all(&report, &errors, compiled, "", node, &mut out);
         }
-        let custom = entry.is_custom_resource(&self.store, group);
+        out.extend(nulls.iter().map(|(at, null)| report.dropped_null(at, null)));
         if custom && let Some(metadata) = object.node.get("metadata") {
             check_metadata(&report, metadata, &mut out);
         }

@@ -57,6 +57,11 @@ impl Compiled {
         let (_, doc) = self.docs.iter().find(|(b, _)| b == base)?;
         doc.pointer(pointer)
     }
+
+    /// The schema compiled (its first document).
+    pub(crate) fn root_schema(&self) -> Option<&Value> {
+        self.docs.first().map(|(_, doc)| doc.as_ref())
+    }
 }
 
 enum Source {
@@ -127,7 +132,7 @@ impl Entry {
             Source::Crd(file) => {
                 let mut schema = embedded::json(&format!("crds/{file}"))?;
                 ecma_patterns(&mut schema);
-                server::crd_schema(&mut schema);
+                server::crd_file_schema(file, &mut schema);
                 let doc = Arc::new(schema);
                 let base = format!("{CRD_BASE}{file}");
                 // CRD schemas are OpenAPI v3 structural schemas converted to draft-07 (their

@@ -180,6 +180,25 @@ impl<'a> Report<'a> {
         self.diagnostic(d, self.api_version_span())
     }
 
+    /// A custom resource field's `null` that the API server drops (at `pointer`): accepted by
+    /// `kubectl apply` and `kubectl create`, refused by a server-side apply (Config Sync),
+    /// which skips that pruning (found with a real API server, `tests/server_object.rs`).
+    pub(crate) fn dropped_null(&self, pointer: &str, node: &Node) -> Diagnostic {
+        let path = dotted(&crate::yaml::pointer::steps(pointer));
+        let d = Diagnostic::warning(
+            rule::SCHEMA_VIOLATION,
+            format!(
+                "`{path}` is null: `kubectl apply` and `kubectl create` drop it, but a \
+                 server-side apply (Config Sync, `kubectl apply --server-side`) refuses it"
+            ),
+        )
+        .field(path)
+        .found("null")
+        .expected("a value, or no field")
+        .fix("remove the field (or give it a value)");
+        self.diagnostic(d, node.span)
+    }
+
     /// The findings for one validation error. `prefix` is the pointer of `root` in the object
     /// (`""` or `/metadata`); the error's instance path is relative to `root`.
     pub(crate) fn violation(
