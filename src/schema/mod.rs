@@ -99,7 +99,8 @@ pub const RULES: &[Rule] = &[
     },
 ];
 
-/// The Kubernetes release whose built-in kinds are embedded.
+/// The Kubernetes release whose built-in kinds objects are checked against unless another
+/// target is given (`--kubernetes-version`; [`versions::MINORS`] lists those vendored).
 pub const KUBERNETES_VERSION: &str = "1.32";
 
 /// How to check.
@@ -119,6 +120,15 @@ pub enum SchemaError {
         path: PathBuf,
         /// Why.
         source: std::io::Error,
+    },
+    /// A target Kubernetes version without vendored schemas.
+    #[error(
+        "no schemas for Kubernetes `{given}`: expected one of {}",
+        versions::MINORS.join(", ")
+    )]
+    Version {
+        /// The version asked for.
+        given: String,
     },
     /// The folder holds no `.json` schema in a layout we know.
     #[error(
@@ -142,10 +152,35 @@ impl Schemas {
     /// indexes); schemas themselves are inflated and compiled per kind, on first use.
     #[must_use]
     pub fn embedded() -> &'static Schemas {
-        static EMBEDDED: OnceLock<Schemas> = OnceLock::new();
-        EMBEDDED.get_or_init(|| Schemas {
-            store: store::Store::embedded().clone(),
+        let minor = versions::minor_index(KUBERNETES_VERSION).unwrap_or_default();
+        Self::embedded_minor(minor)
+    }
+
+    /// The schemas built into the binary, with the built-in kinds of Kubernetes `version`
+    /// (`1.34`, `v1.34` or `1.34.2`).
+    ///
+    /// # Errors
+    ///
+    /// When no schemas of that minor are vendored.
+    pub fn embedded_for(version: &str) -> Result<&'static Schemas, SchemaError> {
+        let minor = versions::minor_index(version).ok_or_else(|| SchemaError::Version {
+            given: version.to_owned(),
+        })?;
+        Ok(Self::embedded_minor(minor))
+    }
+
+    fn embedded_minor(minor: usize) -> &'static Schemas {
+        static EMBEDDED: [OnceLock<Schemas>; versions::MINORS.len()] =
+            [const { OnceLock::new() }; versions::MINORS.len()];
+        EMBEDDED[minor].get_or_init(|| Schemas {
+            store: store::Store::embedded(minor).clone(),
         })
+    }
+
+    /// The Kubernetes minor whose built-in kinds are checked, e.g. `1.32`.
+    #[must_use]
+    pub fn kubernetes_version(&self) -> &'static str {
+        self.store.kubernetes_version()
     }
 
     /// The embedded schemas plus those in `dirs` (kubeconform layouts:
@@ -158,7 +193,17 @@ impl Schemas {
     ///
     /// When a folder cannot be read or holds no schema.
     pub fn with_dirs(dirs: &[PathBuf]) -> Result<Schemas, SchemaError> {
-        let mut store = store::Store::embedded().clone();
+        Self::with_dirs_for(dirs, KUBERNETES_VERSION)
+    }
+
+    /// Like [`Schemas::with_dirs`], with the built-in kinds of Kubernetes `version`.
+    ///
+    /// # Errors
+    ///
+    /// When no schemas of that minor are vendored, or a folder cannot be read or holds no
+    /// schema.
+    pub fn with_dirs_for(dirs: &[PathBuf], version: &str) -> Result<Schemas, SchemaError> {
+        let mut store = Self::embedded_for(version)?.store.clone();
         for dir in dirs {
             store.add_dir(dir)?;
         }
@@ -222,7 +267,7 @@ impl Schemas {
         if object.api_version == "v1" && kind == "List" {
             return self.check_list(object, source, options);
         }
-        let report = explain::Report::new(object, source);
+        let report = explain::Report::new(object, source, self.kubernetes_version());
         if let Some(removed) = versions::removal(object.api_version, kind) {
             return vec![report.removed(removed)];
         }
@@ -299,7 +344,10 @@ impl Schemas {
         let group = object.group();
         let served = self.store.served_as(&object.id.kind, group);
         if self.store.is_builtin_group(group) {
-            report.not_served(&served)
+            let elsewhere = self
+                .store
+                .served_elsewhere(object.api_version, &object.id.kind);
+            report.not_served(&served, elsewhere)
         } else {
             report.unknown_kind(&served, self.store.is_known_group(group), options.strict)
         }
