@@ -2,8 +2,10 @@
 //! server would (what kubeconform does, built in).
 //!
 //! Schemas come from the vendored `schemas/` folder, compressed into the binary by `build.rs`
-//! ([`Schemas::embedded`]): the Kubernetes 1.32 built-in kinds (strict: unknown fields are
-//! errors, as with `kubectl apply`'s default server-side field validation) and the CRDs the
+//! ([`Schemas::embedded`], [`Schemas::embedded_for`] a target minor of [`versions::MINORS`]):
+//! the Kubernetes built-in kinds of the target (1.32 unless `--kubernetes-version`; strict:
+//! unknown fields are errors, as with `kubectl apply`'s default server-side field
+//! validation) and the CRDs the
 //! project renders (Config Connector, JobSet, Kueue, LeaderWorkerSet, Managed Prometheus,
 //! Istio, Gateway API, GKE's Gateway policies, Config Sync, Argo CD). [`Schemas::with_dirs`]
 //! adds folders in kubeconform layout, which win over the embedded set.
@@ -16,18 +18,20 @@
 //! - `schema-violation`: the object does not match its schema. One finding per defect, at the
 //!   offending value (a missing field: at its parent; an unknown field: at the key), with the
 //!   dotted field path, what was found and expected, and a fix where one is clear.
-//! - `api-version-removed`: a built-in API version Kubernetes 1.32 no longer serves (the
-//!   release that removed it and the replacement come from `versions`).
+//! - `api-version-removed`: a built-in API version the target no longer serves (the release
+//!   that removed it and the replacement come from `versions`, or from the vendored minors).
 //! - `api-version-deprecated`: served but deprecated (a CRD version marked deprecated, e.g.
 //!   Kueue `v1beta1`, or a deprecated built-in); a warning.
-//! - `kind-not-served`: a built-in API group that does not serve this version or kind.
+//! - `kind-not-served`: a built-in API group that does not serve this version or kind at the
+//!   target (saying from which newer minor it is served, if one is).
 //! - `schema-unknown-kind`: no schema for the kind at all; a warning, an error with
 //!   [`CheckOptions::strict`].
 //! - `schema-invalid`: a schema from a `--schemas` folder that does not parse or compile.
 //!
 //! Where plain JSON Schema would judge otherwise than the API server (`null`, `int32`
-//! ranges, defaults), `server` adjusts the schemas as they load; `meta` checks every object's
-//! name, labels and annotations as the server does.
+//! ranges, defaults, defaulting webhooks), `server` adjusts the schemas as they load, and a
+//! custom resource is validated without the `null`s the server drops (each a warning); `meta`
+//! checks every object's name, labels and annotations as the server does.
 //!
 //! Not checked: CEL rules (`x-kubernetes-validations`), the API server's Go validation beyond
 //! the schema and `metadata` (immutable fields, cross-field rules such as a selector matching
