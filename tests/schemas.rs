@@ -383,3 +383,92 @@ fn blueprints_are_not_schema_checked() {
     let (objects, lines) = check_text("b.yaml", text, &STRICT);
     assert_eq!((objects, lines.len()), (1, 0), "{lines:#?}");
 }
+
+/// The findings of `file` (under `tests/fixtures/versions/`) at Kubernetes `version`.
+fn at_version(file: &str, version: &str) -> Vec<String> {
+    let path = fixtures().with_file_name("versions").join(file);
+    let text = fs::read_to_string(&path).expect("fixture");
+    let documents = parse_documents(&text).expect("yaml");
+    let object = Object::from_node(file, &documents[0]).expect("object");
+    let schemas = Schemas::embedded_for(version).expect("vendored version");
+    assert_eq!(
+        schemas.kubernetes_version(),
+        version.trim_start_matches('v')
+    );
+    schemas
+        .check_with_source(&object, &text, &STRICT)
+        .iter()
+        .map(one_line)
+        .collect()
+}
+
+#[test]
+fn a_kind_a_newer_minor_serves_says_from_which() {
+    // resource.k8s.io/v1 (DRA, GA in 1.34): "served from 1.34" below it, valid from it on.
+    let below = at_version("resourceclaim_v1.yaml", "1.32");
+    assert_eq!(below.len(), 1, "{below:?}");
+    assert!(
+        below[0].contains("kind-not-served")
+            && below[0].contains("it is served from Kubernetes 1.34")
+            && below[0].contains("--kubernetes-version 1.34"),
+        "{below:?}"
+    );
+    for version in ["1.34", "v1.35", "1.36"] {
+        assert_eq!(
+            at_version("resourceclaim_v1.yaml", version),
+            Vec::<String>::new(),
+            "{version}"
+        );
+    }
+    // An older minor served it, the target no longer does.
+    assert_eq!(
+        at_version("resourceclaim_v1alpha3.yaml", "1.33"),
+        Vec::<String>::new()
+    );
+    let removed = at_version("resourceclaim_v1alpha3.yaml", "1.36");
+    assert_eq!(removed.len(), 1, "{removed:?}");
+    assert!(
+        removed[0].contains("api-version-removed")
+            && removed[0].contains("was removed in Kubernetes 1.34; 1.36 does not serve it")
+            && removed[0].contains("resource.k8s.io/v1"),
+        "{removed:?}"
+    );
+}
+
+#[test]
+fn the_target_version_is_a_flag_of_validate() {
+    let file = fixtures()
+        .with_file_name("versions")
+        .join("resourceclaim_v1.yaml");
+    let run = |args: &[&str]| {
+        assert_cmd::Command::cargo_bin("kubectl-aiml")
+            .expect("binary")
+            .env("NO_COLOR", "1")
+            .current_dir(std::env::temp_dir())
+            .arg("validate")
+            .args(args)
+            .arg(&file)
+            .output()
+            .expect("run")
+    };
+    let default = run(&[]);
+    assert_eq!(default.status.code(), Some(1));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&default.stdout),
+        String::from_utf8_lossy(&default.stderr)
+    );
+    assert!(said.contains("served from Kubernetes 1.34"), "{said}");
+    assert_eq!(
+        run(&["--kubernetes-version", "1.34"]).status.code(),
+        Some(0)
+    );
+    let unknown = run(&["--kubernetes-version", "1.29"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr)
+            .contains("no schemas for Kubernetes `1.29`: expected one of 1.32, 1.33"),
+        "{}",
+        String::from_utf8_lossy(&unknown.stderr)
+    );
+}

@@ -71,6 +71,10 @@ struct Global {
     /// `<group>/<kind>_<version>.json`); repeatable; they win over the built-in ones.
     #[arg(long, global = true, value_name = "DIR")]
     schemas: Vec<PathBuf>,
+    /// The Kubernetes version of the cluster (`1.34`): objects are checked against the
+    /// built-in kinds it serves [default: 1.32; vendored: 1.32 to 1.36].
+    #[arg(long, global = true, value_name = "VERSION")]
+    kubernetes_version: Option<String>,
     /// Turn a rule off for this run (repeatable, or comma-separated); one object turns rules
     /// off with the annotation `aiml.dev/ignore: RULE[,RULE]`.
     #[arg(long, global = true, value_name = "RULE")]
@@ -392,14 +396,21 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let output = cli.global.output;
     let printer = Printer::new(&cli.global);
     let limits = Limits::from_env()?;
-    // Schemas from folders are not part of the cache's key: with them, nothing is reused.
+    // Schemas from folders and the target version are not part of the cache's key: with
+    // them, nothing is reused.
     let extra_schema_dirs = cli.global.schemas.clone();
+    let target = cli.global.kubernetes_version.clone();
     let extra_schemas;
-    let schemas = if cli.global.schemas.is_empty() {
-        Schemas::embedded()
-    } else {
-        extra_schemas = Schemas::with_dirs(&cli.global.schemas)?;
-        &extra_schemas
+    let schemas = match &target {
+        _ if !cli.global.schemas.is_empty() => {
+            let version = target
+                .as_deref()
+                .unwrap_or(aiml::schema::KUBERNETES_VERSION);
+            extra_schemas = Schemas::with_dirs_for(&cli.global.schemas, version)?;
+            &extra_schemas
+        }
+        Some(version) => Schemas::embedded_for(version)?,
+        None => Schemas::embedded(),
     };
     let mut context = Context {
         printer,
@@ -452,7 +463,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
                 check,
                 force,
                 commit: commit.then_some(render::CommitOptions { message, branch }),
-                cache: !no_cache && extra_schema_dirs.is_empty(),
+                cache: !no_cache && extra_schema_dirs.is_empty() && target.is_none(),
             },
         ),
         Command::Validate { paths } => validate::run(&context, &paths),

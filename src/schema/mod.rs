@@ -2,8 +2,10 @@
 //! server would (what kubeconform does, built in).
 //!
 //! Schemas come from the vendored `schemas/` folder, compressed into the binary by `build.rs`
-//! ([`Schemas::embedded`]): the Kubernetes 1.32 built-in kinds (strict: unknown fields are
-//! errors, as with `kubectl apply`'s default server-side field validation) and the CRDs the
+//! ([`Schemas::embedded`], [`Schemas::embedded_for`] a target minor of [`versions::MINORS`]):
+//! the Kubernetes built-in kinds of the target (1.32 unless `--kubernetes-version`; strict:
+//! unknown fields are errors, as with `kubectl apply`'s default server-side field
+//! validation) and the CRDs the
 //! project renders (Config Connector, JobSet, Kueue, LeaderWorkerSet, Managed Prometheus,
 //! Istio, Gateway API, GKE's Gateway policies, Config Sync, Argo CD). [`Schemas::with_dirs`]
 //! adds folders in kubeconform layout, which win over the embedded set.
@@ -16,18 +18,20 @@
 //! - `schema-violation`: the object does not match its schema. One finding per defect, at the
 //!   offending value (a missing field: at its parent; an unknown field: at the key), with the
 //!   dotted field path, what was found and expected, and a fix where one is clear.
-//! - `api-version-removed`: a built-in API version Kubernetes 1.32 no longer serves (the
-//!   release that removed it and the replacement come from `versions`).
+//! - `api-version-removed`: a built-in API version the target no longer serves (the release
+//!   that removed it and the replacement come from `versions`, or from the vendored minors).
 //! - `api-version-deprecated`: served but deprecated (a CRD version marked deprecated, e.g.
 //!   Kueue `v1beta1`, or a deprecated built-in); a warning.
-//! - `kind-not-served`: a built-in API group that does not serve this version or kind.
+//! - `kind-not-served`: a built-in API group that does not serve this version or kind at the
+//!   target (saying from which newer minor it is served, if one is).
 //! - `schema-unknown-kind`: no schema for the kind at all; a warning, an error with
 //!   [`CheckOptions::strict`].
 //! - `schema-invalid`: a schema from a `--schemas` folder that does not parse or compile.
 //!
 //! Where plain JSON Schema would judge otherwise than the API server (`null`, `int32`
-//! ranges, defaults), `server` adjusts the schemas as they load; `meta` checks every object's
-//! name, labels and annotations as the server does.
+//! ranges, defaults, defaulting webhooks), `server` adjusts the schemas as they load, and a
+//! custom resource is validated without the `null`s the server drops (each a warning); `meta`
+//! checks every object's name, labels and annotations as the server does.
 //!
 //! Not checked: CEL rules (`x-kubernetes-validations`), the API server's Go validation beyond
 //! the schema and `metadata` (immutable fields, cross-field rules such as a selector matching
@@ -99,7 +103,8 @@ pub const RULES: &[Rule] = &[
     },
 ];
 
-/// The Kubernetes release whose built-in kinds are embedded.
+/// The Kubernetes release whose built-in kinds objects are checked against unless another
+/// target is given (`--kubernetes-version`; [`versions::MINORS`] lists those vendored).
 pub const KUBERNETES_VERSION: &str = "1.32";
 
 /// How to check.
@@ -119,6 +124,15 @@ pub enum SchemaError {
         path: PathBuf,
         /// Why.
         source: std::io::Error,
+    },
+    /// A target Kubernetes version without vendored schemas.
+    #[error(
+        "no schemas for Kubernetes `{given}`: expected one of {}",
+        versions::MINORS.join(", ")
+    )]
+    Version {
+        /// The version asked for.
+        given: String,
     },
     /// The folder holds no `.json` schema in a layout we know.
     #[error(
@@ -142,10 +156,35 @@ impl Schemas {
     /// indexes); schemas themselves are inflated and compiled per kind, on first use.
     #[must_use]
     pub fn embedded() -> &'static Schemas {
-        static EMBEDDED: OnceLock<Schemas> = OnceLock::new();
-        EMBEDDED.get_or_init(|| Schemas {
-            store: store::Store::embedded().clone(),
+        let minor = versions::minor_index(KUBERNETES_VERSION).unwrap_or_default();
+        Self::embedded_minor(minor)
+    }
+
+    /// The schemas built into the binary, with the built-in kinds of Kubernetes `version`
+    /// (`1.34`, `v1.34` or `1.34.2`).
+    ///
+    /// # Errors
+    ///
+    /// When no schemas of that minor are vendored.
+    pub fn embedded_for(version: &str) -> Result<&'static Schemas, SchemaError> {
+        let minor = versions::minor_index(version).ok_or_else(|| SchemaError::Version {
+            given: version.to_owned(),
+        })?;
+        Ok(Self::embedded_minor(minor))
+    }
+
+    fn embedded_minor(minor: usize) -> &'static Schemas {
+        static EMBEDDED: [OnceLock<Schemas>; versions::MINORS.len()] =
+            [const { OnceLock::new() }; versions::MINORS.len()];
+        EMBEDDED[minor].get_or_init(|| Schemas {
+            store: store::Store::embedded(minor).clone(),
         })
+    }
+
+    /// The Kubernetes minor whose built-in kinds are checked, e.g. `1.32`.
+    #[must_use]
+    pub fn kubernetes_version(&self) -> &'static str {
+        self.store.kubernetes_version()
     }
 
     /// The embedded schemas plus those in `dirs` (kubeconform layouts:
@@ -158,7 +197,17 @@ impl Schemas {
     ///
     /// When a folder cannot be read or holds no schema.
     pub fn with_dirs(dirs: &[PathBuf]) -> Result<Schemas, SchemaError> {
-        let mut store = store::Store::embedded().clone();
+        Self::with_dirs_for(dirs, KUBERNETES_VERSION)
+    }
+
+    /// Like [`Schemas::with_dirs`], with the built-in kinds of Kubernetes `version`.
+    ///
+    /// # Errors
+    ///
+    /// When no schemas of that minor are vendored, or a folder cannot be read or holds no
+    /// schema.
+    pub fn with_dirs_for(dirs: &[PathBuf], version: &str) -> Result<Schemas, SchemaError> {
+        let mut store = Self::embedded_for(version)?.store.clone();
         for dir in dirs {
             store.add_dir(dir)?;
         }
@@ -222,7 +271,7 @@ impl Schemas {
         if object.api_version == "v1" && kind == "List" {
             return self.check_list(object, source, options);
         }
-        let report = explain::Report::new(object, source);
+        let report = explain::Report::new(object, source, self.kubernetes_version());
         if let Some(removed) = versions::removal(object.api_version, kind) {
             return vec![report.removed(removed)];
         }
@@ -240,12 +289,24 @@ impl Schemas {
                 return out;
             }
         };
-        let root = instance::At(object.node);
+        let custom = entry.is_custom_resource(&self.store, group);
+        // A custom resource is validated as the API server validates it: without the nulls it
+        // drops (each a warning: a server-side apply refuses them).
+        let mut nulls = Vec::new();
+        if custom && let Some(schema) = compiled.root_schema() {
+            server::dropped_nulls(schema, object.node, &mut String::new(), &mut nulls);
+        }
+        let pruned = (!nulls.is_empty()).then(|| {
+            let pointers: Vec<String> = nulls.iter().map(|(at, _)| at.clone()).collect();
+            server::without(object.node, &pointers)
+        });
+        let node = pruned.as_ref().unwrap_or(object.node);
+        let root = instance::At(node);
         if !compiled.validator.is_valid(root) {
             let errors: Vec<_> = compiled.validator.iter_errors(root).collect();
-            explain_all(&report, &errors, compiled, "", object.node, &mut out);
+            explain_all(&report, &errors, compiled, "", node, &mut out);
         }
-        let custom = entry.is_custom_resource(&self.store, group);
+        out.extend(nulls.iter().map(|(at, null)| report.dropped_null(at, null)));
         if custom && let Some(metadata) = object.node.get("metadata") {
             check_metadata(&report, metadata, &mut out);
         }
@@ -287,7 +348,10 @@ impl Schemas {
         let group = object.group();
         let served = self.store.served_as(&object.id.kind, group);
         if self.store.is_builtin_group(group) {
-            report.not_served(&served)
+            let elsewhere = self
+                .store
+                .served_elsewhere(object.api_version, &object.id.kind);
+            report.not_served(&served, elsewhere)
         } else {
             report.unknown_kind(&served, self.store.is_known_group(group), options.strict)
         }

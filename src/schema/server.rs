@@ -15,12 +15,22 @@
 //!     element"); such items must be objects.
 //!   - `format: int32` is a range: the server cuts a larger number to 32 bits (4294967296
 //!     becomes 0) before its validation sees it, so it becomes bounds.
-//! - Custom resources: a server-side apply replaces `null` by the field's `default` when it
-//!   has one (and refuses it otherwise, as the schema says), so a field with a default
-//!   accepts `null`. (A create, `kubectl create`, prunes every `null` instead; the tool judges
-//!   as apply does.)
+//! - Custom resources (k8s.io/apiextensions-apiserver, pkg/apiserver/schema/defaulting):
+//!   `null` becomes the field's `default` when it has one, on every path. Without a default,
+//!   a create and `kubectl apply` (which sends creates and merge patches) drop the `null` of a
+//!   non-nullable field before validation (`PruneNonNullableNullsWithoutDefaults`); a
+//!   server-side apply does not, and refuses it. The tool accepts such a `null` (it is how
+//!   published manifests are applied) and warns that a server-side apply (Config Sync)
+//!   refuses it. A required field's `null`, dropped, is missing: refused either way.
+//! - Defaults before validation: a CRD schema's `default` fills a missing required field,
+//!   and so do the API server's defaulting of built-in kinds and the mutating webhooks of
+//!   the controllers the tool knows ([`BUILTIN_DEFAULTS`], [`WEBHOOK_DEFAULTS`], each with
+//!   its source): such fields are not required.
 
 use serde_json::{Map, Value};
+
+use crate::yaml::pointer::{Step, steps};
+use crate::yaml::{Node, Value as YamlValue};
 
 /// Adjusts the built-in definitions (`$defs` of `_definitions.json`).
 pub(crate) fn builtin_definitions(doc: &mut Value) {
@@ -35,7 +45,24 @@ pub(crate) fn builtin_definitions(doc: &mut Value) {
     for def in defs.values_mut() {
         builtin_schema(def, &types);
     }
+    for (name, field) in BUILTIN_DEFAULTS {
+        if let Some(Value::Object(def)) = defs.get_mut(*name) {
+            drop_required(def, |f| f == *field);
+        }
+    }
 }
+
+/// Required fields of built-in kinds that the API server's defaulting fills before it
+/// validates: (definition, field).
+const BUILTIN_DEFAULTS: &[(&str, &str)] = &[
+    // kubernetes pkg/apis/batch/v1/defaults.go, `SetDefaults_Job`: a pod failure policy's
+    // `onPodConditions` pattern without `status` gets `True` (the published schema requires
+    // it up to 1.34; `tests/server_object.rs` checks a real server defaults it).
+    (
+        "io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern",
+        "status",
+    ),
+];
 
 /// The type list without `null`, `None` when nothing would be left.
 fn non_null(types: &Value) -> Option<Value> {
@@ -84,16 +111,7 @@ fn builtin_schema(schema: &mut Value, types: &Map<String, Value>) {
     {
         item.insert("type".to_owned(), "object".into());
     }
-    let required: Vec<String> = map
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| {
-            r.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+    let required = required_names(map);
     if let Some(Value::Object(props)) = map.get_mut("properties") {
         for name in &required {
             let Some(Value::Object(prop)) = props.get_mut(name) else {
@@ -130,26 +148,80 @@ fn builtin_schema(schema: &mut Value, types: &Map<String, Value>) {
     }
 }
 
-/// Adjusts a custom resource's schema (draft-07, converted from the CRD).
+/// Marks the schema of a custom resource field whose `null` the API server drops: optional,
+/// not nullable and without a default. The validator accepts `null` there;
+/// [`dropped_nulls`] finds such nulls for a warning.
+pub(crate) const DROPPED_NULL: &str = "x-aiml-null-dropped";
+
+/// Custom resource fields the kind's mutating webhook fills when they are missing, before the
+/// API server validates the object, so the schema's `required` does not hold for them:
+/// (embedded CRD file, JSON pointer of the object schema, field).
+const WEBHOOK_DEFAULTS: &[(&str, &str, &str)] = &[
+    // JobSet v0.12.0, pkg/webhooks/jobset_webhook.go, `Default`: a failure policy rule without
+    // a name is named `failurePolicyRule<index>` (`defaultRuleNameFmt`).
+    (
+        "jobset.x-k8s.io/jobset_v1alpha2.json",
+        "/properties/spec/properties/failurePolicy/properties/rules/items",
+        "name",
+    ),
+];
+
+/// Adjusts the schema of the embedded CRD file `file` (draft-07, converted from the CRD).
+pub(crate) fn crd_file_schema(file: &str, schema: &mut Value) {
+    crd_schema(schema);
+    for (_, pointer, field) in WEBHOOK_DEFAULTS.iter().filter(|(f, ..)| *f == file) {
+        if let Some(Value::Object(map)) = schema.pointer_mut(pointer) {
+            drop_required(map, |name| name == *field);
+        }
+    }
+}
+
+/// Adjusts a custom resource's schema (draft-07, converted from the CRD), as the API server
+/// treats the object before validating it (k8s.io/apiextensions-apiserver,
+/// pkg/apiserver/schema/defaulting: `PruneNonNullableNullsWithoutDefaults`, then `Default`):
+///
+/// - `null` of a field with a `default` becomes the default, so it is accepted;
+/// - `null` of an optional field or a map value that is neither nullable nor defaulted is
+///   dropped: marked [`DROPPED_NULL`] (the checker validates the object [`without`] them). A
+///   required field's `null` is dropped too, and then missing: it stays refused. List items
+///   are never dropped;
+/// - a missing required field with a `default` is defaulted, so it is no longer required.
 pub(crate) fn crd_schema(schema: &mut Value) {
     let Value::Object(map) = schema else {
         return;
     };
     if map.contains_key("default") {
-        match map.get_mut("type") {
-            Some(t @ Value::String(_)) if t != "null" => {
-                *t = Value::Array(vec![t.take(), "null".into()]);
-            }
-            Some(Value::Array(list)) if !list.iter().any(|x| x == "null") => {
-                list.push("null".into());
-            }
-            _ => {}
+        accept_null(map);
+    }
+    let defaulted: Vec<String> = map
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|props| {
+            props
+                .iter()
+                .filter(|(_, p)| p.get("default").is_some())
+                .map(|(name, _)| name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    drop_required(map, |name| defaulted.iter().any(|d| d == name));
+    let required = required_names(map);
+    let mark = |field: &mut Map<String, Value>| {
+        if !field.contains_key("default") && accept_null(field) {
+            field.insert(DROPPED_NULL.to_owned(), Value::Bool(true));
         }
-        if let Some(Value::Array(values)) = map.get_mut("enum")
-            && !values.contains(&Value::Null)
-        {
-            values.push(Value::Null);
+    };
+    if let Some(Value::Object(props)) = map.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            if let Value::Object(prop) = prop
+                && !required.contains(name)
+            {
+                mark(prop);
+            }
         }
+    }
+    if let Some(Value::Object(values)) = map.get_mut("additionalProperties") {
+        mark(values);
     }
     for (key, child) in map.iter_mut() {
         match key.as_str() {
@@ -166,6 +238,147 @@ pub(crate) fn crd_schema(schema: &mut Value) {
             }
             _ => {}
         }
+    }
+}
+
+fn required_names(map: &Map<String, Value>) -> Vec<String> {
+    map.get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Removes the names `gone` accepts from `required` (and `required` itself when empty).
+fn drop_required(map: &mut Map<String, Value>, gone: impl Fn(&str) -> bool) {
+    if let Some(Value::Array(required)) = map.get_mut("required") {
+        required.retain(|name| !name.as_str().is_some_and(&gone));
+        if required.is_empty() {
+            map.remove("required");
+        }
+    }
+}
+
+/// Makes a field's schema accept `null`; `false` when it already did (nullable, or no type).
+fn accept_null(map: &mut Map<String, Value>) -> bool {
+    let changed = match map.get_mut("type") {
+        Some(t @ Value::String(_)) if t != "null" => {
+            *t = Value::Array(vec![t.take(), "null".into()]);
+            true
+        }
+        Some(Value::Array(list)) if !list.iter().any(|x| x == "null") => {
+            list.push("null".into());
+            true
+        }
+        Some(_) => false,
+        // int-or-string: `anyOf` integer or string.
+        None => match map.get_mut("anyOf") {
+            Some(Value::Array(branches)) if map_has_int_or_string(branches) => {
+                branches.push(serde_json::json!({"type": "null"}));
+                true
+            }
+            _ => false,
+        },
+    };
+    if changed
+        && let Some(Value::Array(values)) = map.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+    changed
+}
+
+/// Whether `anyOf` branches are typed ones without `null` (int-or-string), not structural
+/// constraints (`required` alternatives), which a `null` passes anyway.
+fn map_has_int_or_string(branches: &[Value]) -> bool {
+    !branches.is_empty()
+        && branches
+            .iter()
+            .all(|b| b.get("type").is_some_and(|t| t != "null"))
+}
+
+/// The `null`s of `node` (a custom resource, checked against `schema` as [`crd_schema`] left
+/// it) that the API server drops: `(JSON pointer, node)` in document order.
+pub(crate) fn dropped_nulls<'n>(
+    schema: &Value,
+    node: &'n Node,
+    pointer: &mut String,
+    out: &mut Vec<(String, &'n Node)>,
+) {
+    match &node.value {
+        YamlValue::Map(entries) => {
+            for (key, child) in entries {
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&key.text.replace('~', "~0").replace('/', "~1"));
+                let field = schema
+                    .get("properties")
+                    .and_then(|p| p.get(&key.text))
+                    .or_else(|| schema.get("additionalProperties").filter(|v| v.is_object()));
+                if let Some(field) = field {
+                    if matches!(child.value, YamlValue::Null) {
+                        if field.get(DROPPED_NULL) == Some(&Value::Bool(true)) {
+                            out.push((pointer.clone(), child));
+                        }
+                    } else {
+                        dropped_nulls(field, child, pointer, out);
+                    }
+                }
+                pointer.truncate(len);
+            }
+        }
+        YamlValue::Seq(items) => {
+            if let Some(item) = schema.get("items") {
+                for (i, child) in items.iter().enumerate() {
+                    let len = pointer.len();
+                    pointer.push('/');
+                    pointer.push_str(&i.to_string());
+                    dropped_nulls(item, child, pointer, out);
+                    pointer.truncate(len);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A copy of `node` without the entries at `pointers` (from [`dropped_nulls`]): the object
+/// the API server validates. Spans are kept, so findings still point into the file.
+pub(crate) fn without(node: &Node, pointers: &[String]) -> Node {
+    let mut copy = node.clone();
+    for pointer in pointers {
+        remove_null(&mut copy, &steps(pointer));
+    }
+    copy
+}
+
+fn remove_null(node: &mut Node, path: &[Step]) {
+    let key = |step: &Step| match step {
+        Step::Key(key) => key.clone(),
+        Step::Index(i) => i.to_string(), // a key of digits
+    };
+    match (&mut node.value, path) {
+        (YamlValue::Map(entries), [last]) => {
+            let last = key(last);
+            entries.retain(|(k, v)| k.text != last || !matches!(v.value, YamlValue::Null));
+        }
+        (YamlValue::Map(entries), [step, rest @ ..]) => {
+            let step = key(step);
+            if let Some((_, child)) = entries.iter_mut().find(|(k, _)| k.text == step) {
+                remove_null(child, rest);
+            }
+        }
+        (YamlValue::Seq(items), [Step::Index(i), rest @ ..]) => {
+            if let Some(child) = items.get_mut(*i) {
+                remove_null(child, rest);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -222,10 +435,94 @@ mod tests {
         let spec = &schema["properties"]["spec"]["properties"];
         assert_eq!(spec["mode"]["type"], json!(["string", "null"]));
         assert_eq!(spec["mode"]["enum"], json!(["git", "oci", null]));
-        assert_eq!(spec["name"]["type"], "string");
+        assert!(
+            spec["mode"].get(DROPPED_NULL).is_none(),
+            "defaulted, not dropped"
+        );
         assert_eq!(
             spec["list"]["items"]["properties"]["n"]["type"],
             json!(["integer", "null"])
         );
+    }
+
+    #[test]
+    fn crd_nulls_without_a_default_are_dropped_unless_required() {
+        let mut schema = json!({"type": "object", "required": ["spec"], "properties": {
+            "spec": {"type": "object", "required": ["name", "size", "mode"], "properties": {
+                "name": {"type": "string"},
+                "size": {"type": "integer", "default": 1},
+                "mode": {"type": "string", "enum": ["a", "b"]},
+                "note": {"type": "string", "enum": ["x"]},
+                "port": {"anyOf": [{"type": "integer"}, {"type": "string"}],
+                         "x-kubernetes-int-or-string": true},
+                "maybe": {"type": ["string", "null"]},
+                "any": {"x-kubernetes-preserve-unknown-fields": true},
+                "map": {"type": "object", "additionalProperties": {"type": "string"}},
+                "list": {"type": "array", "items": {"type": "string"}}
+            }}
+        }});
+        crd_schema(&mut schema);
+        assert!(
+            schema["properties"]["spec"].get(DROPPED_NULL).is_none(),
+            "required"
+        );
+        let spec = &schema["properties"]["spec"];
+        assert_eq!(
+            spec["required"],
+            json!(["name", "mode"]),
+            "`size` is defaulted"
+        );
+        let props = &spec["properties"];
+        assert_eq!(props["name"]["type"], "string");
+        assert_eq!(props["note"]["type"], json!(["string", "null"]));
+        assert_eq!(props["note"]["enum"], json!(["x", null]));
+        assert_eq!(props["note"][DROPPED_NULL], true);
+        assert_eq!(props["port"]["anyOf"][2], json!({"type": "null"}));
+        assert_eq!(props["port"][DROPPED_NULL], true);
+        for kept in ["maybe", "any"] {
+            assert!(
+                props[kept].get(DROPPED_NULL).is_none(),
+                "{kept} takes null as it is"
+            );
+        }
+        assert_eq!(props["map"]["additionalProperties"][DROPPED_NULL], true);
+        assert_eq!(
+            props["list"]["items"]["type"], "string",
+            "list items are not dropped"
+        );
+
+        let docs = crate::yaml::parse_documents(
+            "spec:\n  name: x\n  note: null\n  maybe: null\n  map: {a: null}\n  port: ~\n  list: [null]\n",
+        )
+        .unwrap();
+        let mut found = Vec::new();
+        dropped_nulls(&schema, &docs[0], &mut String::new(), &mut found);
+        let pointers: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(pointers, ["/spec/note", "/spec/map/a", "/spec/port"]);
+        let pointers: Vec<String> = found.into_iter().map(|(p, _)| p).collect();
+        let pruned = without(&docs[0], &pointers);
+        let spec = pruned.get("spec").unwrap();
+        assert!(spec.get("note").is_none() && spec.get("port").is_none());
+        assert_eq!(spec.get("map").and_then(|m| m.get("a")), None);
+        assert!(spec.get("maybe").is_some() && spec.get("name").is_some());
+    }
+
+    #[test]
+    fn webhook_and_builtin_defaults_lift_required() {
+        let mut schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"failurePolicy": {"type": "object", "properties": {"rules": {
+                "type": "array", "items": {"type": "object", "required": ["action", "name"],
+                "properties": {"action": {"type": "string"}, "name": {"type": "string"}}}}}}}}}});
+        crd_file_schema("jobset.x-k8s.io/jobset_v1alpha2.json", &mut schema);
+        let rule = &schema["properties"]["spec"]["properties"]["failurePolicy"]["properties"]["rules"]
+            ["items"];
+        assert_eq!(rule["required"], json!(["action"]));
+
+        let pattern = "io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern";
+        let mut doc = json!({"$defs": {pattern: {"type": ["object", "null"],
+            "required": ["type", "status"],
+            "properties": {"type": {"type": "string"}, "status": {"type": "string"}}}}});
+        builtin_definitions(&mut doc);
+        assert_eq!(doc["$defs"][pattern]["required"], json!(["type"]));
     }
 }

@@ -21,8 +21,14 @@ use crate::manifest::group_of;
 
 /// `$id` of the built-in definitions; every built-in reference points into it.
 pub(crate) const DEFINITIONS_URI: &str = "https://kubernetes.io/api/_definitions.json";
-const DEFINITIONS_FILE: &str = "kubernetes/v1.32/_definitions.json";
-const BUILTIN_INDEX: &str = "kubernetes/v1.32/index.json";
+/// The built-in definitions of a minor (`v<minor>`).
+fn definitions_file(minor: usize) -> String {
+    format!("kubernetes/v{}/_definitions.json", versions::MINORS[minor])
+}
+fn builtin_index_file(minor: usize) -> String {
+    format!("kubernetes/v{}/index.json", versions::MINORS[minor])
+}
+const MINOR_COUNT: usize = versions::MINORS.len();
 const CRD_INDEX: &str = "crds/index.json";
 /// Base URI given to each embedded CRD schema, so errors carry where in it they arose.
 const CRD_BASE: &str = "https://schemas.aiml.dev/crds/";
@@ -57,11 +63,17 @@ impl Compiled {
         let (_, doc) = self.docs.iter().find(|(b, _)| b == base)?;
         doc.pointer(pointer)
     }
+
+    /// The schema compiled (its first document).
+    pub(crate) fn root_schema(&self) -> Option<&Value> {
+        self.docs.first().map(|(_, doc)| doc.as_ref())
+    }
 }
 
 enum Source {
-    /// A definition of the built-in `_definitions.json`.
-    Builtin(String),
+    /// A definition of the built-in `_definitions.json` of a minor (index in
+    /// [`versions::MINORS`]).
+    Builtin(usize, String),
     /// An embedded CRD file, relative to `crds/`.
     Crd(String),
     /// A file of a `--schemas` folder.
@@ -113,7 +125,7 @@ impl Entry {
     /// `metadata` the schema leaves open).
     pub(crate) fn is_custom_resource(&self, store: &Store, group: &str) -> bool {
         match self.source {
-            Source::Builtin(_) => false,
+            Source::Builtin(..) => false,
             Source::Crd(_) => true,
             Source::File { .. } => !store.is_builtin_group(group),
         }
@@ -121,13 +133,15 @@ impl Entry {
 
     fn compile(&self) -> Result<Compiled, String> {
         match &self.source {
-            Source::Builtin(definition) => {
-                compile_builtin(definition, &format!("{} {}", self.api_version, self.kind))
-            }
+            Source::Builtin(minor, definition) => compile_builtin(
+                *minor,
+                definition,
+                &format!("{} {}", self.api_version, self.kind),
+            ),
             Source::Crd(file) => {
                 let mut schema = embedded::json(&format!("crds/{file}"))?;
                 ecma_patterns(&mut schema);
-                server::crd_schema(&mut schema);
+                server::crd_file_schema(file, &mut schema);
                 let doc = Arc::new(schema);
                 let base = format!("{CRD_BASE}{file}");
                 // CRD schemas are OpenAPI v3 structural schemas converted to draft-07 (their
@@ -298,17 +312,19 @@ struct Builtin {
     registry: Registry<'static>,
 }
 
-fn builtin() -> Result<&'static Builtin, String> {
-    static BUILTIN: OnceLock<Result<Builtin, String>> = OnceLock::new();
-    BUILTIN
+fn builtin(minor: usize) -> Result<&'static Builtin, String> {
+    static BUILTIN: [OnceLock<Result<Builtin, String>>; MINOR_COUNT] =
+        [const { OnceLock::new() }; MINOR_COUNT];
+    BUILTIN[minor]
         .get_or_init(|| {
-            let mut defs = embedded::json(DEFINITIONS_FILE)?;
+            let file = definitions_file(minor);
+            let mut defs = embedded::json(&file)?;
             server::builtin_definitions(&mut defs);
             let defs = Arc::new(defs);
             let registry = Registry::new()
                 .add(DEFINITIONS_URI, Arc::clone(&defs))
                 .and_then(|builder| builder.prepare())
-                .map_err(|e| format!("{DEFINITIONS_FILE}: {e}"))?;
+                .map_err(|e| format!("{file}: {e}"))?;
             Ok(Builtin { defs, registry })
         })
         .as_ref()
@@ -317,8 +333,8 @@ fn builtin() -> Result<&'static Builtin, String> {
 
 /// The validator of the embedded definition `definition` (`#/$defs/<definition>`); errors
 /// name `what`.
-fn compile_builtin(definition: &str, what: &str) -> Result<Compiled, String> {
-    let builtin = builtin()?;
+fn compile_builtin(minor: usize, definition: &str, what: &str) -> Result<Compiled, String> {
+    let builtin = builtin(minor)?;
     let schema = json!({ "$ref": format!("{DEFINITIONS_URI}#/$defs/{definition}") });
     let validator = options()
         .with_draft(Draft::Draft202012)
@@ -334,7 +350,8 @@ fn compile_builtin(definition: &str, what: &str) -> Result<Compiled, String> {
 /// `ObjectMeta`, for custom resources' `metadata`.
 pub(crate) fn object_meta() -> Result<&'static Compiled, String> {
     static META: OnceLock<Result<Compiled, String>> = OnceLock::new();
-    META.get_or_init(|| compile_builtin(OBJECT_META, "ObjectMeta"))
+    // `ObjectMeta` is the same in every vendored minor.
+    META.get_or_init(|| compile_builtin(0, OBJECT_META, "ObjectMeta"))
         .as_ref()
         .map_err(Clone::clone)
 }
@@ -356,25 +373,57 @@ struct CrdFacts {
 #[derive(Clone)]
 pub(crate) struct Store {
     kinds: HashMap<String, HashMap<String, Arc<Entry>>>,
-    /// API groups Kubernetes serves built in (1.32's, plus groups of removed versions).
+    /// API groups Kubernetes serves built in (the minor's, plus groups of removed versions).
     builtin_groups: Arc<HashSet<String>>,
     dirs: Vec<Dir>,
+    /// The minor of the built-in kinds (index in [`versions::MINORS`]).
+    minor: usize,
+}
+
+/// What another vendored minor says of a built-in kind the target does not serve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Elsewhere {
+    /// A newer minor serves it, from this one on.
+    From(&'static str),
+    /// An older minor served it; this one was the first not to.
+    RemovedIn(&'static str),
+}
+
+/// `group/version` as the built-in index writes it (`/v1` for the core group).
+fn builtin_key(api_version: &str) -> String {
+    if api_version.contains('/') {
+        api_version.to_owned()
+    } else {
+        format!("/{api_version}")
+    }
+}
+
+/// The built-in index of a minor: `group/version/Kind` -> definition, read once.
+fn builtin_index(minor: usize) -> Result<&'static BTreeMap<String, String>, String> {
+    static INDEX: [OnceLock<Result<BTreeMap<String, String>, String>>; MINOR_COUNT] =
+        [const { OnceLock::new() }; MINOR_COUNT];
+    INDEX[minor]
+        .get_or_init(|| {
+            let file = builtin_index_file(minor);
+            serde_json::from_value(embedded::json(&file)?).map_err(|e| format!("{file}: {e}"))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 impl Store {
-    /// The embedded schemas' index, read once per process.
-    pub(crate) fn embedded() -> &'static Store {
-        static STORE: OnceLock<Store> = OnceLock::new();
-        STORE.get_or_init(|| {
+    /// The embedded schemas' index for the minor `minor` (index in [`versions::MINORS`]),
+    /// read once per process.
+    pub(crate) fn embedded(minor: usize) -> &'static Store {
+        static STORE: [OnceLock<Store>; MINOR_COUNT] = [const { OnceLock::new() }; MINOR_COUNT];
+        STORE[minor].get_or_init(|| {
             // Embedded data is checked by the tests; failing here is a build defect.
-            Store::load_embedded().unwrap_or_else(|e| panic!("embedded schemas: {e}"))
+            Store::load_embedded(minor).unwrap_or_else(|e| panic!("embedded schemas: {e}"))
         })
     }
 
-    fn load_embedded() -> Result<Store, String> {
-        let builtin: BTreeMap<String, String> =
-            serde_json::from_value(embedded::json(BUILTIN_INDEX)?)
-                .map_err(|e| format!("{BUILTIN_INDEX}: {e}"))?;
+    fn load_embedded(minor: usize) -> Result<Store, String> {
+        let builtin = builtin_index(minor)?.clone();
         let crds: BTreeMap<String, CrdFacts> = serde_json::from_value(embedded::json(CRD_INDEX)?)
             .map_err(|e| format!("{CRD_INDEX}: {e}"))?;
 
@@ -385,7 +434,7 @@ impl Store {
             let (Some(group), Some(version), Some(kind)) =
                 (parts.next(), parts.next(), parts.next())
             else {
-                return Err(format!("{BUILTIN_INDEX}: bad key {key}"));
+                return Err(format!("{}: bad key {key}", builtin_index_file(minor)));
             };
             builtin_groups.insert(group.to_owned());
             let api_version = api_version(group, version);
@@ -402,7 +451,7 @@ impl Store {
                 &mut kinds,
                 api_version,
                 kind,
-                Source::Builtin(definition),
+                Source::Builtin(minor, definition),
                 deprecation,
             );
         }
@@ -443,7 +492,29 @@ impl Store {
             kinds,
             builtin_groups: Arc::new(builtin_groups),
             dirs: Vec::new(),
+            minor,
         })
+    }
+
+    /// The Kubernetes minor whose built-in kinds the store holds, e.g. `1.32`.
+    pub(crate) fn kubernetes_version(&self) -> &'static str {
+        versions::MINORS[self.minor]
+    }
+
+    /// Where the other vendored minors stand on the built-in `api_version` `kind` that this
+    /// one does not serve: the first newer minor that serves it, else the first minor after
+    /// the last older one that did (where it was removed).
+    pub(crate) fn served_elsewhere(&self, api_version: &str, kind: &str) -> Option<Elsewhere> {
+        let key = format!("{}/{kind}", builtin_key(api_version));
+        let serves =
+            |minor: usize| builtin_index(minor).is_ok_and(|index| index.contains_key(&key));
+        if let Some(newer) = (self.minor + 1..MINOR_COUNT).find(|&m| serves(m)) {
+            return Some(Elsewhere::From(versions::MINORS[newer]));
+        }
+        (0..self.minor)
+            .rev()
+            .find(|&m| serves(m))
+            .map(|last| Elsewhere::RemovedIn(versions::MINORS[last + 1]))
     }
 
     /// Adds a `--schemas` folder, after those already added.
@@ -499,7 +570,9 @@ impl Store {
             .flat_map(HashMap::values)
             .filter_map(|entry| {
                 let source = match &entry.source {
-                    Source::Builtin(_) => format!("kubernetes {}", super::KUBERNETES_VERSION),
+                    Source::Builtin(minor, _) => {
+                        format!("kubernetes {}", versions::MINORS[*minor])
+                    }
                     Source::Crd(file) => format!("crds/{file}"),
                     Source::File { .. } => return None,
                 };

@@ -5,6 +5,22 @@
 //! including 1.32, with the release that stopped serving the version and the version to move
 //! to. Custom resource deprecations are not here: they come from the vendored CRD index.
 
+/// The Kubernetes minor releases whose built-in kinds are vendored (`schemas/kubernetes/`),
+/// oldest first: a target version (`--kubernetes-version`) is one of them.
+pub const MINORS: &[&str] = &["1.32", "1.33", "1.34", "1.35", "1.36"];
+
+/// The index in [`MINORS`] of a version written `1.34`, `v1.34` or `1.34.2`.
+#[must_use]
+pub fn minor_index(version: &str) -> Option<usize> {
+    let version = version.strip_prefix('v').unwrap_or(version);
+    let mut parts = version.split('.');
+    let minor = format!("{}.{}", parts.next()?, parts.next()?);
+    if parts.any(|patch| patch.parse::<u32>().is_err()) {
+        return None;
+    }
+    MINORS.iter().position(|m| *m == minor)
+}
+
 /// One group/version (and the kinds of it) a Kubernetes release stopped serving.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Removed {
@@ -129,5 +145,15 @@ mod tests {
         );
         assert!(removal("networking.k8s.io/v1beta1", "IPAddress").is_none());
         assert!(is_removed_group("extensions"));
+    }
+
+    #[test]
+    fn target_versions_are_read_in_every_usual_form() {
+        assert_eq!(minor_index("1.32"), Some(0));
+        assert_eq!(minor_index("v1.34"), Some(2));
+        assert_eq!(minor_index("1.34.2"), Some(2));
+        for wrong in ["1.31", "1", "1.34.x", "latest", ""] {
+            assert_eq!(minor_index(wrong), None, "{wrong}");
+        }
     }
 }

@@ -18,7 +18,7 @@ use jsonschema::ValidationError;
 use jsonschema::error::ValidationErrorKind;
 
 use super::rule;
-use super::store::{Compiled, Deprecation};
+use super::store::{Compiled, Deprecation, Elsewhere};
 use super::versions::Removed;
 use crate::diagnostic::Diagnostic;
 use crate::validate::Object;
@@ -39,11 +39,21 @@ const QUANTITY_EXAMPLE: &str = "such as `500m`, `2` or `4Gi`";
 pub(crate) struct Report<'a> {
     pub(crate) object: &'a Object<'a>,
     source: Option<&'a str>,
+    /// The target Kubernetes minor, e.g. `1.32`.
+    kubernetes: &'static str,
 }
 
 impl<'a> Report<'a> {
-    pub(crate) fn new(object: &'a Object<'a>, source: Option<&'a str>) -> Self {
-        Self { object, source }
+    pub(crate) fn new(
+        object: &'a Object<'a>,
+        source: Option<&'a str>,
+        kubernetes: &'static str,
+    ) -> Self {
+        Self {
+            object,
+            source,
+            kubernetes,
+        }
     }
 
     fn diagnostic(&self, d: Diagnostic, span: Span) -> Diagnostic {
@@ -65,9 +75,7 @@ impl<'a> Report<'a> {
             rule::API_VERSION_REMOVED,
             format!(
                 "{kind} `{}` was removed in Kubernetes {}; {} does not serve it",
-                removed.api_version,
-                removed.removed_in,
-                super::KUBERNETES_VERSION
+                removed.api_version, removed.removed_in, self.kubernetes
             ),
         )
         .field("apiVersion")
@@ -123,19 +131,51 @@ impl<'a> Report<'a> {
         self.diagnostic(d, self.api_version_span())
     }
 
-    /// A built-in group without this version or kind.
-    pub(crate) fn not_served(&self, served: &[String]) -> Diagnostic {
+    /// A built-in group without this version or kind at the target; `elsewhere` is what
+    /// another vendored minor says of it.
+    pub(crate) fn not_served(&self, served: &[String], elsewhere: Option<Elsewhere>) -> Diagnostic {
         let kind = &self.object.id.kind;
         let api_version = self.object.api_version;
+        let target = self.kubernetes;
+        if let Some(Elsewhere::RemovedIn(minor)) = elsewhere {
+            let mut d = Diagnostic::error(
+                rule::API_VERSION_REMOVED,
+                format!(
+                    "{kind} `{api_version}` was removed in Kubernetes {minor}; {target} does not \
+                     serve it"
+                ),
+            )
+            .field("apiVersion")
+            .found(api_version);
+            d = match served.first() {
+                Some(first) => d
+                    .expected(list(served, " or "))
+                    .fix(format!("use `apiVersion: {first}`")),
+                None => d.fix(format!("remove the {kind}, or target an older Kubernetes")),
+            };
+            return self.diagnostic(d, self.api_version_span());
+        }
+        let served_from = match elsewhere {
+            Some(Elsewhere::From(minor)) => format!(": it is served from Kubernetes {minor}"),
+            _ => String::new(),
+        };
         let mut d = Diagnostic::error(
             rule::KIND_NOT_SERVED,
-            format!(
-                "Kubernetes {} does not serve {kind} in `{api_version}`",
-                super::KUBERNETES_VERSION
-            ),
+            format!("Kubernetes {target} does not serve {kind} in `{api_version}`{served_from}"),
         )
         .field("apiVersion")
         .found(api_version);
+        if let Some(Elsewhere::From(minor)) = elsewhere {
+            let fix = format!(
+                "if the cluster runs Kubernetes {minor} or later, say so: \
+                 `--kubernetes-version {minor}`"
+            );
+            let fix = match served.first() {
+                Some(first) => format!("{fix}; else use `apiVersion: {first}`"),
+                None => fix,
+            };
+            return self.diagnostic(d.fix(fix), self.api_version_span());
+        }
         d = match served {
             [] => d,
             [only] => d
@@ -178,6 +218,25 @@ impl<'a> Report<'a> {
                 .fix(format!("{hint}; or pass a schema with `--schemas DIR`"))
         };
         self.diagnostic(d, self.api_version_span())
+    }
+
+    /// A custom resource field's `null` that the API server drops (at `pointer`): accepted by
+    /// `kubectl apply` and `kubectl create`, refused by a server-side apply (Config Sync),
+    /// which skips that pruning (found with a real API server, `tests/server_object.rs`).
+    pub(crate) fn dropped_null(&self, pointer: &str, node: &Node) -> Diagnostic {
+        let path = dotted(&crate::yaml::pointer::steps(pointer));
+        let d = Diagnostic::warning(
+            rule::SCHEMA_VIOLATION,
+            format!(
+                "`{path}` is null: `kubectl apply` and `kubectl create` drop it, but a \
+                 server-side apply (Config Sync, `kubectl apply --server-side`) refuses it"
+            ),
+        )
+        .field(path)
+        .found("null")
+        .expected("a value, or no field")
+        .fix("remove the field (or give it a value)");
+        self.diagnostic(d, node.span)
     }
 
     /// The findings for one validation error. `prefix` is the pointer of `root` in the object
