@@ -111,6 +111,14 @@ const KNOWN_DIFFERENCES: &[(&str, Refuses, &str)] = &[
         Refuses::Tool,
         "a TPU slice pool has at most its slice's hosts: a rule of the tool, not of the schema",
     ),
+    // The server prunes a custom resource's null limit and accepts the LeaderWorkerSet; the
+    // pods its controller then creates request a TPU without a limit, which the pod
+    // validation refuses. `extended-resource-limit` judges those pods now.
+    (
+        "LeaderWorkerSet/null-int-or-string@spec.leaderWorkerTemplate.leaderTemplate.spec.containers[0].resources.limits.google.com/tpu",
+        Refuses::Tool,
+        "the controller's pods would request a TPU without a limit: a rule of the tool judges the pods a custom resource creates",
+    ),
     // The published schema requires `value`; the server's Go type reads a missing or null one
     // as 0. The tool keeps to the schema.
     (

@@ -41,10 +41,14 @@ pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
                     .unwrap_or(&[])
             };
             let (requests, limits) = (map("requests"), map("limits"));
+            // A null limit is no limit: the API server drops it (a custom resource's null
+            // map value is pruned, and a built-in kind reads it as absent).
             let limit_of = |name: &str| {
                 limits
                     .iter()
-                    .find(|(key, _)| key.text == name)
+                    .find(|(key, value)| {
+                        key.text == name && value.value != crate::yaml::Value::Null
+                    })
                     .map(|(_, value)| value)
             };
             for (key, value) in requests {
