@@ -34,6 +34,8 @@
 //!   tlaCode: {replicas: '2'}
 //! images:
 //!   requireDigests: true                           # a tag alone is an error (`image-digest`); default: false
+//! kubernetes:
+//!   version: "1.34"                                # the clusters' minor: built-in kinds are checked as it serves them
 //! ```
 //!
 //! It is read as strictly as blueprints ([`crate::blueprint::de`]): unknown fields and wrong
@@ -83,6 +85,10 @@ pub struct Settings {
     pub platform: Platform,
     /// What the repository asks of container images.
     pub images: Images,
+    /// The Kubernetes minor of the repository's clusters (`kubernetes.version`), one of
+    /// [`crate::catalog::KUBERNETES_MINORS`]; `None`: the tool's default.
+    /// `--kubernetes-version` wins over it.
+    pub kubernetes_version: Option<String>,
 }
 
 /// `images`: what the repository asks of every container image it renders or validates.
@@ -253,6 +259,15 @@ struct Spec {
     platform: PlatformSpec,
     #[serde(default)]
     images: ImagesSpec,
+    #[serde(default)]
+    kubernetes: KubernetesSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct KubernetesSpec {
+    #[serde(default)]
+    version: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -694,6 +709,22 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
     }
     check_contexts(&spec.contexts, &at, &mut found);
     check_platform(&spec.platform, document, &mut found);
+    if let Some(version) = &spec.kubernetes.version
+        && crate::catalog::kubernetes_minor_index(version).is_none()
+    {
+        found.push(
+            error(
+                at(&["kubernetes", "version"]),
+                "kubernetes.version",
+                "`kubernetes.version` is not a Kubernetes minor whose built-in kinds this build knows",
+            )
+            .found(crate::diagnostic::sanitize(version, 40))
+            .expected(format!(
+                "one of {} (quoted: `\"1.34\"`; a patch release such as `1.34.2` is read as its minor)",
+                crate::catalog::KUBERNETES_MINORS.join(", ")
+            )),
+        );
+    }
     if !found.is_empty() {
         return Err(found);
     }
@@ -730,6 +761,7 @@ fn read(document: &Node) -> Result<Settings, Vec<Diagnostic>> {
         images: Images {
             require_digests: spec.images.require_digests,
         },
+        kubernetes_version: spec.kubernetes.version,
     })
 }
 
@@ -740,6 +772,26 @@ mod tests {
     fn settings(text: &str) -> Result<Settings, Vec<Diagnostic>> {
         let documents = crate::yaml::parse_documents(text).unwrap();
         read(&documents[0])
+    }
+
+    #[test]
+    fn the_kubernetes_version_is_a_vendored_minor() {
+        let read = settings("kubernetes: {version: '1.34'}\n").unwrap();
+        assert_eq!(read.kubernetes_version.as_deref(), Some("1.34"));
+        assert_eq!(
+            settings("git: {repo: https://e.com/a.git}\n")
+                .unwrap()
+                .kubernetes_version,
+            None
+        );
+        for wrong in ["'1.20'", "'2.0'", "latest", "'1.34.x'"] {
+            let found = settings(&format!("kubernetes: {{version: {wrong}}}\n")).unwrap_err();
+            assert_eq!(
+                found[0].field.as_deref(),
+                Some("kubernetes.version"),
+                "{wrong}: {found:?}"
+            );
+        }
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! - on edge cases where JSON Schema and the API server could disagree, the checker sides with
 //!   the API server.
 
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -471,4 +473,34 @@ fn the_target_version_is_a_flag_of_validate() {
         "{}",
         String::from_utf8_lossy(&unknown.stderr)
     );
+}
+
+/// `kubernetes.version` in `aiml.yaml` chooses the built-in kinds for the repository's
+/// manifests and blueprints; `--kubernetes-version` wins over it; a minor this build does not
+/// vendor is refused at its line.
+#[test]
+fn the_target_version_is_a_setting_of_the_repository() {
+    let claim = std::fs::read_to_string(
+        fixtures()
+            .with_file_name("versions")
+            .join("resourceclaim_v1.yaml"),
+    )
+    .expect("fixture");
+    let repo = support::TestRepo::new();
+    repo.write("k8s/claim.yaml", &claim);
+    repo.aiml(&["validate", "k8s"])
+        .expect_code(1)
+        .stderr_has("served from Kubernetes 1.34");
+    repo.write("aiml.yaml", "kubernetes:\n  version: \"1.34\"\n");
+    repo.aiml(&["validate", "k8s"]).expect_code(0);
+    // The blueprints of the repository are checked against the same minor: still valid.
+    repo.aiml(&["validate"]).expect_code(0);
+    repo.aiml(&["validate", "--kubernetes-version", "1.33", "k8s"])
+        .expect_code(1)
+        .stderr_has("served from Kubernetes 1.34");
+    repo.write("aiml.yaml", "kubernetes:\n  version: \"1.29\"\n");
+    repo.aiml(&["validate", "k8s"])
+        .expect_code(2)
+        .stderr_has("aiml.yaml:2")
+        .stderr_has("kubernetes.version");
 }

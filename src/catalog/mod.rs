@@ -12,6 +12,7 @@
 
 mod cuda;
 mod gpu;
+mod kubernetes;
 mod machine;
 mod topology;
 mod tpu;
@@ -19,6 +20,7 @@ mod zones;
 
 pub use cuda::{CudaVersion, driver_branch, image_cuda, min_driver};
 pub use gpu::{Gpu, GpuMachine, RetiredGpu, gpu, gpu_for_machine, gpus, retired_gpu, suggest_gpu};
+pub use kubernetes::{KUBERNETES_MINORS, kubernetes_minor_index};
 pub use machine::{
     Allocatable, MachineCapacity, allocatable, allocatable_ephemeral_gib, machine_capacity,
     reserved_cpu, reserved_memory_gib,

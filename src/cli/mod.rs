@@ -423,6 +423,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             policy: aiml::validate::Policy {
                 require_digests: cli.global.require_digests,
             },
+            version_pinned: target.is_some() || !cli.global.schemas.is_empty(),
         },
         limits,
         repo: cli.global.repo,

@@ -57,9 +57,7 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
         }
         None => aiml::settings::Settings::default(),
     };
-    let mut checks = context.checks;
-    checks.policy.require_digests |= settings.images.require_digests;
-    let checks = &checks;
+    let checks = &context.checks.with_settings(&settings);
     let jsonnet = files
         .iter()
         .any(|f| repo::is_jsonnet(f))
@@ -81,6 +79,7 @@ pub(super) fn run(context: &Context<'_>, paths: &[PathBuf]) -> anyhow::Result<Ou
     let mut blueprints = input::Loaded {
         settings: aiml::settings::Settings {
             images: settings.images,
+            kubernetes_version: settings.kubernetes_version.clone(),
             ..aiml::settings::Settings::default()
         },
         ..input::Loaded::default()

@@ -58,6 +58,29 @@ pub struct Checks<'s> {
     pub options: CheckOptions,
     /// What the rules are asked beyond their defaults (`--require-digests`, `aiml.yaml`).
     pub policy: crate::validate::Policy,
+    /// Whether the command line chose the schemas' Kubernetes minor (`--kubernetes-version`,
+    /// or `--schemas` folders, which are read for one minor): then `aiml.yaml`'s
+    /// `kubernetes.version` does not.
+    pub version_pinned: bool,
+}
+
+impl<'s> Checks<'s> {
+    /// These checks under the repository's settings: its `images.requireDigests` joins the
+    /// command line's `--require-digests`, and its `kubernetes.version` chooses the built-in
+    /// kinds unless the command line chose them.
+    #[must_use]
+    pub fn with_settings(self, settings: &crate::settings::Settings) -> Checks<'s> {
+        let mut checks = self;
+        checks.policy.require_digests |= settings.images.require_digests;
+        if !checks.version_pinned
+            && let Some(version) = &settings.kubernetes_version
+            // The settings' reader refused any other version: this is always `Ok`.
+            && let Ok(schemas) = Schemas::embedded_for(version)
+        {
+            checks.schemas = schemas;
+        }
+        checks
+    }
 }
 
 impl Default for Checks<'static> {
@@ -66,6 +89,7 @@ impl Default for Checks<'static> {
             schemas: Schemas::embedded(),
             options: CheckOptions::default(),
             policy: crate::validate::Policy::default(),
+            version_pinned: false,
         }
     }
 }
@@ -298,8 +322,7 @@ pub fn build(
     progress: &dyn Progress,
 ) -> Result<Report, RenderError> {
     // The repository's `images.requireDigests` joins the command line's `--require-digests`.
-    let mut checks = checks;
-    checks.policy.require_digests |= loaded.settings.images.require_digests;
+    let checks = checks.with_settings(&loaded.settings);
     let mut report = Report {
         blueprints: Vec::new(),
         diagnostics: loaded.diagnostics.clone(),

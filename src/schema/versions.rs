@@ -5,21 +5,7 @@
 //! including 1.32, with the release that stopped serving the version and the version to move
 //! to. Custom resource deprecations are not here: they come from the vendored CRD index.
 
-/// The Kubernetes minor releases whose built-in kinds are vendored (`schemas/kubernetes/`),
-/// oldest first: a target version (`--kubernetes-version`) is one of them.
-pub const MINORS: &[&str] = &["1.32", "1.33", "1.34", "1.35", "1.36"];
-
-/// The index in [`MINORS`] of a version written `1.34`, `v1.34` or `1.34.2`.
-#[must_use]
-pub fn minor_index(version: &str) -> Option<usize> {
-    let version = version.strip_prefix('v').unwrap_or(version);
-    let mut parts = version.split('.');
-    let minor = format!("{}.{}", parts.next()?, parts.next()?);
-    if parts.any(|patch| patch.parse::<u32>().is_err()) {
-        return None;
-    }
-    MINORS.iter().position(|m| *m == minor)
-}
+pub use crate::catalog::{KUBERNETES_MINORS as MINORS, kubernetes_minor_index as minor_index};
 
 /// One group/version (and the kinds of it) a Kubernetes release stopped serving.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
