@@ -64,6 +64,32 @@ impl<'a> Object<'a> {
     pub fn group(&self) -> &'a str {
         crate::manifest::group_of(self.api_version)
     }
+
+    /// The object as the API server reads it (`model::nulls`), when that differs from the text.
+    fn served(&self) -> Option<Node> {
+        model::nulls::served(self.node, self.group())
+    }
+
+    /// This object with `node` (its served form) in place of its text, when there is one.
+    fn with_node<'b>(&self, node: Option<&'b Node>) -> Object<'b>
+    where
+        'a: 'b,
+    {
+        Object {
+            node: node.unwrap_or(self.node),
+            ..self.clone()
+        }
+    }
+}
+
+/// `objects` as the rules read them: each with its served form (from [`Object::served`]),
+/// where it has one. Rules never see a `null` the server would drop.
+fn as_served<'b>(objects: &[Object<'b>], served: &'b [Option<Node>]) -> Vec<Object<'b>> {
+    objects
+        .iter()
+        .zip(served)
+        .map(|(object, node)| object.with_node(node.as_ref()))
+        .collect()
 }
 
 pub use crate::diagnostic::Rule;
@@ -315,6 +341,7 @@ pub fn validate(objects: &[Object<'_>]) -> Vec<Diagnostic> {
 /// [`validate`] under `policy`.
 #[must_use]
 pub fn validate_with(objects: &[Object<'_>], policy: Policy) -> Vec<Diagnostic> {
+    // Each of the two reads the objects as the API server does (`Object::served`).
     let mut out = check_together(objects);
     for object in objects {
         out.extend(check_each_with(object, policy));
@@ -336,6 +363,8 @@ pub fn check_each(object: &Object<'_>) -> Vec<Diagnostic> {
 /// [`check_each`] under `policy`.
 #[must_use]
 pub fn check_each_with(object: &Object<'_>, policy: Policy) -> Vec<Diagnostic> {
+    let served = object.served();
+    let object = &object.with_node(served.as_ref());
     let mut out = Vec::new();
     rules::secrets::check(std::slice::from_ref(object), &mut out);
     rules::security::check(object, policy, &mut out);
@@ -349,6 +378,8 @@ pub fn check_each_with(object: &Object<'_>, policy: Policy) -> Vec<Diagnostic> {
 /// folder, then file, until it does not (the `scope` module says how).
 #[must_use]
 pub fn check_together(objects: &[Object<'_>]) -> Vec<Diagnostic> {
+    let served: Vec<Option<Node>> = objects.iter().map(Object::served).collect();
+    let objects = &as_served(objects, &served)[..];
     let mut out = Vec::new();
     for members in scope::scopes(objects) {
         let set: Vec<Object<'_>> = members.into_iter().map(|i| objects[i].clone()).collect();

@@ -8,7 +8,10 @@
 //! catalog does not know leaves the model incomplete (no target), and the rule that owns the
 //! defect reports it.
 //!
-//! Inside the model, `fields` is the leaf; `workload`, `nodepool`, `computeclass` and
+//! Rules read objects as the API server reads them: [`nulls`] gives the object without the
+//! `null`s the server drops (or reads as zero values), before any model or rule sees it.
+//!
+//! Inside the model, `fields` and `nulls` are leaves; `workload`, `nodepool`, `computeclass` and
 //! `autoscaler` read objects; `accelerator`
 //! resolves selections against the catalog, the node pools and the compute classes; this module
 //! puts a pod template and what its pods select together, and says which node pools can take
@@ -19,6 +22,7 @@ pub(crate) mod autoscaler;
 pub(crate) mod computeclass;
 pub(crate) mod fields;
 pub(crate) mod nodepool;
+pub(crate) mod nulls;
 pub(crate) mod placement;
 pub(crate) mod workload;
 

@@ -85,6 +85,7 @@ fn check_env_literals(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
                 if text.is_empty()
                     || text.starts_with("$(")
                     || secret_manager
+                    || is_switch(text)
                     || secrets::credential(text).is_some()
                 {
                     continue;
@@ -102,6 +103,16 @@ fn check_env_literals(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+}
+
+/// Whether `text` turns a feature on or off: the variable names a credential *feature*
+/// (KubeRay's `RAY_ENABLE_K8S_TOKEN_AUTH: "true"`), and no credential is a boolean word.
+fn is_switch(text: &str) -> bool {
+    [
+        "true", "false", "yes", "no", "on", "off", "enabled", "disabled",
+    ]
+    .iter()
+    .any(|word| text.eq_ignore_ascii_case(word))
 }
 
 /// Whether the Secret rule reads `object` beyond the credential scan every object gets.
