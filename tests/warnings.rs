@@ -106,3 +106,69 @@ fn warnings_on_blueprints_exit_0_through_render_and_diff() {
     repo.aiml(&["diff", "--render", "--exit-code"])
         .stderr_has(warning);
 }
+
+/// Files that are not manifests are said to be so, once each, as a warning, and nothing in them
+/// is read as an object (exit 0): a Helm chart template (whose `{{ }}` lines are not YAML) and a
+/// kustomize patch listed by the kustomization beside it (which lacks what its base gives).
+/// A manifest whose strings hold `{{ }}` (a Jinja chat template) is still checked.
+#[test]
+fn templates_and_patches_are_reported_once_as_not_objects() {
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/public/sources");
+    let repo = TestRepo::empty();
+    for file in [
+        "chart/templates/job.yaml",
+        "overlay/kustomization.yaml",
+        "overlay/patch.yaml",
+        "configmap-chat-template.yaml",
+    ] {
+        repo.write(
+            &format!("k8s/{file}"),
+            &std::fs::read_to_string(fixtures.join(file)).unwrap(),
+        );
+    }
+    let run = repo.aiml(&["validate", "-o", "json", "k8s/chart", "k8s/overlay"]);
+    run.expect_code(0);
+    let findings = run.findings();
+    let seen: Vec<(String, String, String)> = findings
+        .iter()
+        .map(|f| {
+            let file = f["file"].as_str().unwrap_or("").to_string();
+            let message = f["message"].as_str().unwrap_or("").to_string();
+            (f["rule"].as_str().unwrap_or("").to_string(), file, message)
+        })
+        .collect();
+    let about = |needle: &str| {
+        seen.iter()
+            .filter(|(_, file, _)| file.ends_with(needle))
+            .collect::<Vec<_>>()
+    };
+    let template = about("templates/job.yaml");
+    assert_eq!(template.len(), 1, "{seen:#?}");
+    assert_eq!(template[0].0, "not-an-object");
+    assert!(
+        template[0]
+            .2
+            .starts_with("Helm template (`{{- if .Values.job.enabled }}`)"),
+        "{seen:#?}"
+    );
+    let patch = about("overlay/patch.yaml");
+    assert_eq!(patch.len(), 1, "{seen:#?}");
+    assert_eq!(patch[0].0, "not-an-object");
+    assert!(
+        patch[0].2.starts_with("kustomize patch (listed in `"),
+        "{seen:#?}"
+    );
+    assert!(
+        patch[0].2.contains("overlay/kustomization.yaml"),
+        "{seen:#?}"
+    );
+    // The kustomization itself is the document that is not an object, as before.
+    assert_eq!(about("overlay/kustomization.yaml").len(), 1, "{seen:#?}");
+    assert_eq!(findings.len(), 3, "{seen:#?}");
+    // Braces in a manifest's strings do not make it a template: its defect is found.
+    repo.aiml(&["validate", "k8s/configmap-chat-template.yaml"])
+        .expect_code(1)
+        .stderr_has("error[schema-violation]")
+        .stderr_lacks("Helm template");
+}

@@ -208,6 +208,30 @@ fn check_file(
             (source, diagnostics, None)
         }
     };
+    // A Helm template or a kustomize patch is not a manifest: said once, as such, and not
+    // read field by field (its syntax and fields are the chart's or the base's business).
+    let not_a_manifest = jsonnet
+        .is_none()
+        .then(|| not_a_manifest(file, &source, max_file_size))
+        .flatten();
+    if let Some((diagnostic, template)) = not_a_manifest {
+        if template {
+            // Template syntax is not YAML: its parse errors are not the file's defects.
+            diagnostics.clear();
+        }
+        diagnostics.push(diagnostic);
+        return Ok(CheckedFile {
+            blueprints: None,
+            jsonnet: None,
+            kept: Some(SourceFile {
+                documents: Vec::new(),
+                ..source
+            }),
+            diagnostics,
+            turned_off: Vec::new(),
+            coverage: Coverage::default(),
+        });
+    }
     let is_blueprint = |node: &aiml::yaml::Node| {
         node.get("apiVersion").and_then(aiml::yaml::Node::as_str) == Some(blueprint::API_VERSION)
     };
@@ -386,6 +410,170 @@ fn read_stdin(limit: u64) -> Result<String, repo::ReadError> {
         });
     }
     String::from_utf8(bytes).map_err(|_| repo::ReadError::NotText { path: STDIN.into() })
+}
+
+/// The one finding for a file that is not a manifest as a whole, and whether it is a template
+/// (whose parse errors are then dropped): a Helm template, or a kustomize patch on disk.
+fn not_a_manifest(
+    file: &Path,
+    source: &SourceFile,
+    max_file_size: u64,
+) -> Option<(Diagnostic, bool)> {
+    if let Some((span, action)) = helm_template(&source.text) {
+        let message = format!(
+            "Helm template (`{action}`): not a Kubernetes manifest until it is rendered; not checked"
+        );
+        let diagnostic = Diagnostic::warning("not-an-object", message)
+            .at(source.path.clone(), span)
+            .fix("validate what Helm renders: `helm template CHART | kubectl aiml validate -`");
+        return Some((diagnostic, true));
+    }
+    // Standard input has no folder, so no kustomization beside it.
+    if file.as_os_str() == STDIN_ARG {
+        return None;
+    }
+    let kustomization = kustomize_patch(file, max_file_size)?;
+    let message = format!(
+        "kustomize patch (listed in `{kustomization}`): not a whole object; not checked on its own"
+    );
+    let first_line = aiml::yaml::Span {
+        line: 1,
+        column: 1,
+        offset: 0,
+        len: 0,
+    };
+    let diagnostic = Diagnostic::warning("not-an-object", message)
+        .at(source.path.clone(), first_line)
+        .fix("validate the build: `kubectl kustomize DIR | kubectl aiml validate -`");
+    Some((diagnostic, false))
+}
+
+/// Where `text` first uses a Helm template action, and the action: a `{{ … }}` that reads
+/// Helm's built-in objects (`.Values`, `.Release`, `.Chart`, `.Capabilities`, `.Files`) or
+/// calls `include`, `define`, `template`, `tpl`, `toYaml` or `required`
+/// (https://helm.sh/docs/chart_template_guide/builtin_objects/,
+/// https://helm.sh/docs/chart_template_guide/named_templates/). A bare `{{` is not enough:
+/// manifests carry Jinja chat templates in ConfigMaps and Argo `{{inputs.parameters.x}}`
+/// in workflow steps, and those are objects to check.
+fn helm_template(text: &str) -> Option<(aiml::yaml::Span, String)> {
+    const WORDS: [&str; 11] = [
+        ".Values",
+        ".Release",
+        ".Chart",
+        ".Capabilities",
+        ".Files",
+        "include ",
+        "define ",
+        "template ",
+        "tpl ",
+        "toYaml ",
+        "required ",
+    ];
+    let mut offset = 0;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        // A comment that mentions an action is documentation; point at the first real one.
+        if line.trim_start().starts_with('#') {
+            offset += line.len();
+            continue;
+        }
+        let mut rest = line;
+        while let Some(open) = rest.find("{{") {
+            let inside = &rest[open + 2..];
+            let close = inside.find("}}").unwrap_or(inside.len());
+            let action = &inside[..close];
+            if WORDS.iter().any(|word| action.contains(word)) {
+                let start = offset + (line.len() - rest.len()) + open;
+                let column = line[..line.len() - rest.len() + open].chars().count() + 1;
+                let shown: String = format!("{{{{{action}}}}}").chars().take(60).collect();
+                return Some((
+                    aiml::yaml::Span {
+                        line: u32::try_from(index + 1).unwrap_or(u32::MAX),
+                        column: u32::try_from(column).unwrap_or(u32::MAX),
+                        offset: start,
+                        len: 0,
+                    },
+                    shown,
+                ));
+            }
+            rest = &inside[close.min(inside.len())..];
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// The kustomization beside `file` (or in the folder above it) that lists `file` as a patch
+/// (`patches[].path`, `patchesStrategicMerge[]`, `patchesJson6902[].path`), as a path to show.
+/// kustomize merges a patch into the objects of its resources, so the patch alone lacks what
+/// the base gives (https://kubectl.docs.kubernetes.io/references/kustomize/kustomization/patches/).
+fn kustomize_patch(file: &Path, max_file_size: u64) -> Option<String> {
+    let target = normal(file);
+    let folder = file.parent()?;
+    for dir in [Some(folder), folder.parent()].into_iter().flatten() {
+        for name in ["kustomization.yaml", "kustomization.yml", "Kustomization"] {
+            let path = dir.join(name);
+            let Ok(metadata) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if !metadata.is_file() || metadata.len() > max_file_size {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let Ok(documents) = aiml::yaml::parse_documents(&text) else {
+                continue;
+            };
+            let listed = documents.iter().any(|document| {
+                patch_paths(document)
+                    .into_iter()
+                    .any(|patch| normal(&dir.join(patch)) == target)
+            });
+            if listed {
+                return Some(path.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    None
+}
+
+/// The patch file paths a kustomization lists.
+fn patch_paths(kustomization: &aiml::yaml::Node) -> Vec<&str> {
+    use aiml::yaml::Node;
+    let items = |key: &str| {
+        kustomization
+            .get(key)
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+    };
+    let mut paths: Vec<&str> = items("patchesStrategicMerge")
+        .iter()
+        .filter_map(Node::as_str)
+        .collect();
+    for key in ["patches", "patchesJson6902"] {
+        paths.extend(
+            items(key)
+                .iter()
+                .filter_map(|patch| patch.get("path").and_then(Node::as_str)),
+        );
+    }
+    paths
+}
+
+/// `path` without `.` components and with `dir/..` folded, for comparing two spellings of one
+/// file without touching the file system.
+fn normal(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The input files a command-line path stands for: a folder's YAML files, standard input
