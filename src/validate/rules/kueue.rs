@@ -422,8 +422,13 @@ fn check_admission(
                 .field("spec.resourceGroups[0].coveredResources")
                 .found(code_list(&covered_list))
                 .expected(format!("`{resource}` among the covered resources"))
+                // Kueue's own Configuration (cluster-wide, not among the manifests) can drop or
+                // transform a requested resource before quota is checked: `resources.
+                // excludeResourcePrefixes` and `resources.transformations` (kueue
+                // site/content/en/docs/tasks/manage/administer_cluster_quotas.md); the fix says
+                // so, as the HAMi example of Kueue's site relies on a transformation.
                 .fix(format!(
-                    "add `{resource}` to `coveredResources`, with a `nominalQuota` in every flavor of that group"
+                    "add `{resource}` to `coveredResources`, with a `nominalQuota` in every flavor of that group; if Kueue's Configuration transforms or excludes `{resource}` (`resources.transformations`, `resources.excludeResourcePrefixes`), turn this rule off on the ClusterQueue with the annotation `aiml.dev/ignore: kueue-covered-resources`"
                 )),
             );
         }
