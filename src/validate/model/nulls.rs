@@ -5,8 +5,10 @@
 //!   nullable nor defaulted is dropped before validation (k8s.io/apiextensions-apiserver,
 //!   pkg/apiserver/schema/defaulting/prunenulls.go, `PruneNonNullableNullsWithoutDefaults`;
 //!   https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#defaulting-and-nullable).
-//!   The CRDs the rules read (JobSet, LeaderWorkerSet, Kueue, KubeRay, Config Connector,
-//!   ComputeClass) mark no field the rules read nullable, so every such `null` is dropped.
+//!   Of the vendored CRD schemas (`schemas/crds/`), those of JobSet, LeaderWorkerSet, Kueue,
+//!   KubeRay, Config Connector and ComputeClass mark no field nullable, so every `null` in
+//!   them is dropped; only Istio's and Config Sync's have nullable fields, whose kept `null`
+//!   means unset to their controllers as well, so the rules read it as absent too.
 //! - Built-in kinds are decoded into Go structs (sigs.k8s.io/json, a fork of encoding/json):
 //!   a `null` field is the zero value, the field left out (decode.go, `literalStore`: "ignore
 //!   null for primitives/string", nil for maps, slices and pointers). A `null` *value of a Go
