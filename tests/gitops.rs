@@ -939,20 +939,40 @@ fn credentials_in_the_git_url_are_refused_and_never_echoed() {
     assert!(repo.generated().is_empty());
 }
 
-/// The CI examples the README points at parse, and run the documented commands.
+/// The CI examples the README points at parse, run the documented commands, and use the
+/// released binary or image pinned by version and checksum: they build nothing.
 #[test]
 fn ci_examples_run_the_review_commands() {
-    for file in [
-        "examples/ci/github-actions.yaml",
-        "examples/ci/cloudbuild.yaml",
+    for (file, runs) in [
+        (
+            "examples/ci/github-actions.yaml",
+            &[
+                "kubectl-aiml render --check",
+                "kubectl-aiml diff --base \"origin/${{ github.base_ref }}\" -o markdown",
+                "--fail-on destructive",
+                "KUBECTL_AIML_VERSION: v",
+                "sha256sum --check --strict",
+            ][..],
+        ),
+        (
+            "examples/ci/cloudbuild.yaml",
+            &[
+                "args: [render, --check]",
+                "kubectl-aiml diff --base \"origin/${_BASE_BRANCH}\" -o markdown",
+                "--fail-on, destructive]",
+                "_AIML_IMAGE: ghcr.io/kubectl-aiml/kubectl-aiml:v",
+                "@sha256:",
+            ][..],
+        ),
     ] {
         let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
             .unwrap_or_else(|e| panic!("{file}: {e}"));
         let documents =
             aiml::yaml::parse_documents(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(documents.len(), 1, "{file}");
-        assert!(text.contains("kubectl-aiml render --check"), "{file}");
-        assert!(text.contains("kubectl-aiml diff --base"), "{file}");
-        assert!(text.contains("-o markdown"), "{file}");
+        for command in runs {
+            assert!(text.contains(command), "{file} lacks {command}");
+        }
+        assert!(!text.contains("cargo install"), "{file} builds the tool");
     }
 }

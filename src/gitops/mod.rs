@@ -26,6 +26,13 @@ pub enum GitError {
     /// The repository folder is in no git work tree.
     #[error("`{0}` is not in a git repository; run `git init` first, or leave out `--commit`")]
     NotARepository(String),
+    /// git refuses a repository another user owns unless `safe.directory` names it (CVE-2022-24765);
+    /// libgit2 applies the same check. Common in CI containers, where the checkout belongs to
+    /// the runner's user.
+    #[error(
+        "the git repository at `{0}` belongs to another user, and git trusts it only if `safe.directory` names it; run as its owner, or trust it with `git config --global --add safe.directory {0}`"
+    )]
+    NotOwned(String),
     /// A bare repository has no work tree to commit from.
     #[error("`{0}` is a bare git repository: there is no work tree to commit")]
     Bare(String),
@@ -115,8 +122,13 @@ impl Repo {
     /// Opens the git repository whose work tree holds `root`.
     pub fn open(root: &Path) -> Result<Self, GitError> {
         let root = fs_err::canonicalize(root)?;
-        let repo = git2::Repository::discover(&root)
-            .map_err(|_| GitError::NotARepository(root.display().to_string()))?;
+        let repo = git2::Repository::discover(&root).map_err(|error| {
+            if error.code() == git2::ErrorCode::Owner {
+                GitError::NotOwned(root.display().to_string())
+            } else {
+                GitError::NotARepository(root.display().to_string())
+            }
+        })?;
         let Some(workdir) = repo.workdir() else {
             return Err(GitError::Bare(repo.path().display().to_string()));
         };

@@ -1,0 +1,3 @@
+module kubectl-aiml/scripts/krew-manifest
+
+go 1.22
