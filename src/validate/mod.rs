@@ -83,6 +83,15 @@ pub(crate) mod rule {
     pub const GPU_ACCELERATOR_UNKNOWN: &str = "gpu-accelerator-unknown";
     pub const GPU_COUNT_PER_POD: &str = "gpu-count-per-pod";
     pub const EXTENDED_RESOURCE_LIMIT: &str = "extended-resource-limit";
+    pub const RESOURCE_REQUEST_ABOVE_LIMIT: &str = "resource-request-above-limit";
+    pub const WORKLOAD_SPEC: &str = "workload-spec";
+    pub const POD_SPEC_NAMES: &str = "pod-spec-names";
+    pub const SERVICE_PORTS: &str = "service-ports";
+    pub const HPA_SPEC: &str = "hpa-spec";
+    pub const NETWORK_POLICY_PEER: &str = "network-policy-peer";
+    pub const RBAC_RULE: &str = "rbac-rule";
+    pub const PDB_SPEC: &str = "pdb-spec";
+    pub const PRIORITY_CLASS_VALUE: &str = "priority-class-value";
     pub const NODEPOOL_TPU_MACHINE_TOPOLOGY: &str = "nodepool-tpu-machine-topology";
     pub const NODEPOOL_TPU_PLACEMENT: &str = "nodepool-tpu-placement";
     pub const NODEPOOL_TPU_NODE_COUNT: &str = "nodepool-tpu-node-count";
@@ -164,6 +173,42 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: rule::EXTENDED_RESOURCE_LIMIT,
         summary: "extended resources (`nvidia.com/gpu`, `google.com/tpu`) and huge pages are limited, with any request equal to the limit, as the API server requires",
+    },
+    Rule {
+        id: rule::RESOURCE_REQUEST_ABOVE_LIMIT,
+        summary: "a container's `cpu`, `memory` or `ephemeral-storage` request is not above its limit, as the API server requires",
+    },
+    Rule {
+        id: rule::WORKLOAD_SPEC,
+        summary: "a workload's selector is set, not empty and matches its pod template, its pods restart as its kind allows, and a CronJob has a schedule and a job template",
+    },
+    Rule {
+        id: rule::POD_SPEC_NAMES,
+        summary: "container, port and volume names in a pod are well formed and unique, every volume mount names a volume, environment variable names are legal",
+    },
+    Rule {
+        id: rule::SERVICE_PORTS,
+        summary: "a Service has ports (unless headless or `ExternalName`), named when several, unique, in range, with `targetPort` a number or a port name",
+    },
+    Rule {
+        id: rule::HPA_SPEC,
+        summary: "a HorizontalPodAutoscaler names its target and maximum, and each metric has a type, that type's source only, and its target's value",
+    },
+    Rule {
+        id: rule::NETWORK_POLICY_PEER,
+        summary: "a NetworkPolicy peer selects pods or namespaces, or is an `ipBlock` alone",
+    },
+    Rule {
+        id: rule::RBAC_RULE,
+        summary: "a Role or ClusterRole rule has verbs, and API groups with resources or (a ClusterRole's only) non-resource URLs",
+    },
+    Rule {
+        id: rule::PDB_SPEC,
+        summary: "a PodDisruptionBudget sets one of `minAvailable` and `maxUnavailable`, a count or a percentage up to 100%",
+    },
+    Rule {
+        id: rule::PRIORITY_CLASS_VALUE,
+        summary: "a PriorityClass has a value of at most 1000000000, and a `system-` name only for the cluster's own classes",
     },
     Rule {
         id: rule::NODEPOOL_TPU_MACHINE_TOPOLOGY,
@@ -295,6 +340,7 @@ pub fn applies_to(object: &Object<'_>) -> bool {
         || rules::security::reads(object)
         || rules::network::reads(object)
         || rules::gateway::reads(object)
+        || rules::apiserver::reads(object)
 }
 
 /// What the repository (`aiml.yaml`) or the command line asks beyond the rules' defaults.
@@ -325,7 +371,7 @@ pub fn validate_with(objects: &[Object<'_>], policy: Policy) -> Vec<Diagnostic> 
 
 /// The rules that judge one object alone (pasted credentials, on any object; host access,
 /// container security contexts, unpinned images, public Services, project-wide IAM grants;
-/// container resources as the API server validates them). A caller that
+/// container resources and the built-in kinds as the API server validates them). A caller that
 /// streams many files runs this per object and keeps for [`check_together`] only the objects
 /// that [`applies_to`] names.
 #[must_use]
@@ -340,6 +386,7 @@ pub fn check_each_with(object: &Object<'_>, policy: Policy) -> Vec<Diagnostic> {
     rules::secrets::check(std::slice::from_ref(object), &mut out);
     rules::security::check(object, policy, &mut out);
     rules::resources::check(object, &mut out);
+    rules::apiserver::check(object, &mut out);
     out
 }
 
