@@ -203,12 +203,12 @@ fn apiserver_rules_exit_one_with_their_messages() {
         (
             "err_workload-spec.yaml",
             "error[workload-spec]: a Job's pods cannot restart `Always`",
-            "fixtures/validate/err_workload-spec.yaml:39",
+            "fixtures/validate/err_workload-spec.yaml:40",
         ),
         (
             "err_pod-spec-names.yaml",
             "error[pod-spec-names]: the volume mount names `checkpoints`, which is not a volume of the pod",
-            "fixtures/validate/err_pod-spec-names.yaml:46",
+            "fixtures/validate/err_pod-spec-names.yaml:50",
         ),
         (
             "err_resource-request-above-limit.yaml",

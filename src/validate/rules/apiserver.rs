@@ -392,7 +392,20 @@ fn pod_names(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
         let path = &template.path;
         let mut volumes = BTreeSet::new();
         // Every volume name, well formed or not, for the mounts: a bad name is reported once.
-        let mut declared = BTreeSet::new();
+        // A StatefulSet's pods also get a volume per claim template, named after it
+        // (`StatefulSetSpec.volumeClaimTemplates`, `staging/src/k8s.io/api/apps/v1/types.go`).
+        let mut declared: BTreeSet<String> = BTreeSet::new();
+        if object.id.kind == "StatefulSet" {
+            let claims = object
+                .node
+                .get("spec")
+                .map_or(&[][..], |spec| spec.items("volumeClaimTemplates"));
+            declared.extend(
+                claims
+                    .iter()
+                    .filter_map(|claim| claim.at(&["metadata", "name"]).and_then(scalar_text)),
+            );
+        }
         for (index, volume) in items(spec, "volumes").into_iter().enumerate() {
             let field = format!("{}[{index}].name", join(path, "volumes"));
             let Some(name) = present(volume, "name") else {
@@ -492,8 +505,30 @@ fn container_names(
     out: &mut Vec<Diagnostic>,
 ) {
     let mut ports = BTreeSet::new();
+    let mut numbers = BTreeSet::new();
     for (index, port) in items(container, "ports").into_iter().enumerate() {
         let port_path = format!("{}[{index}]", join(base, "ports"));
+        // `ports` is a list map keyed by `containerPort` and `protocol` (`core/v1/types.go`):
+        // the Go validation lets a pair repeat, a server-side apply refuses it.
+        let protocol = present(port, "protocol")
+            .and_then(Node::as_str)
+            .unwrap_or("TCP");
+        if let Some(number) = present(port, "containerPort")
+            && let Some(value) = number.as_i64()
+            && !numbers.insert((value, protocol.to_owned()))
+        {
+            out.push(object.finding(
+                Diagnostic::error(
+                    rule::POD_SPEC_NAMES,
+                    format!("container port {value}/{protocol} is listed twice in one container: a server-side apply refuses it (\"duplicate entries for key\")"),
+                )
+                .found(format!("{value}/{protocol}"))
+                .expected("each port and protocol once per container")
+                .fix("remove the second entry"),
+                number,
+                &join(&port_path, "containerPort"),
+            ));
+        }
         if let Some(name) = present(port, "name") {
             let text = scalar_text(name).unwrap_or_default();
             let field = join(&port_path, "name");
@@ -578,11 +613,29 @@ fn container_names(
             ));
         }
     }
+    let mut variables = BTreeSet::new();
     for (index, variable) in items(container, "env").into_iter().enumerate() {
         let Some(name) = present(variable, "name") else {
             continue; // required by the schema
         };
         let text = scalar_text(name).unwrap_or_default();
+        // `env` is a list map keyed by `name` (`+listMapKey=name` in `core/v1/types.go`): the
+        // Go validation only warns of a repeat, but a server-side apply (Config Sync, Argo CD
+        // with server-side apply, `kubectl apply --server-side`) refuses it, and elsewhere only
+        // the last value counts.
+        if !variables.insert(text.clone()) {
+            out.push(object.finding(
+                Diagnostic::error(
+                    rule::POD_SPEC_NAMES,
+                    format!("the environment variable `{}` is set twice in one container: a server-side apply refuses it (\"duplicate entries for key [name=...]\")", text.escape_default()),
+                )
+                .found(text.escape_default().to_string())
+                .expected("each variable once per container")
+                .fix("keep the value you mean and remove the other entry"),
+                name,
+                &format!("{}[{index}].name", join(base, "env")),
+            ));
+        }
         // `validateEnvVarName` with RelaxedEnvironmentVariableValidation (beta and on by
         // default from 1.32, GA in 1.34: kubernetes/enhancements KEP-4369): any printable
         // ASCII but `=`.
