@@ -392,20 +392,17 @@ fn pod_names(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
         let path = &template.path;
         let mut volumes = BTreeSet::new();
         // Every volume name, well formed or not, for the mounts: a bad name is reported once.
-        // A StatefulSet's pods also get a volume per claim template, named after it
-        // (`StatefulSetSpec.volumeClaimTemplates`, `staging/src/k8s.io/api/apps/v1/types.go`).
-        let mut declared: BTreeSet<String> = BTreeSet::new();
-        if object.id.kind == "StatefulSet" {
-            let claims = object
-                .node
-                .get("spec")
-                .map_or(&[][..], |spec| spec.items("volumeClaimTemplates"));
-            declared.extend(
-                claims
-                    .iter()
-                    .filter_map(|claim| claim.at(&["metadata", "name"]).and_then(scalar_text)),
-            );
-        }
+        // Controllers that add a volume per claim template, named after it, to the pods:
+        // StatefulSet (`StatefulSetSpec.volumeClaimTemplates`,
+        // `staging/src/k8s.io/api/apps/v1/types.go`), LeaderWorkerSet
+        // (`LeaderWorkerTemplate.volumeClaimTemplates`, kubernetes-sigs/lws
+        // `api/leaderworkerset/v1/leaderworkerset_types.go`) and JobSet
+        // (`JobSetSpec.volumeClaimPolicies[].templates`, kubernetes-sigs/jobset
+        // `api/jobset/v1alpha2/jobset_types.go` at 08dfbdfd, after v0.12.0).
+        let mut declared: BTreeSet<String> = claim_templates(object)
+            .into_iter()
+            .filter_map(|claim| claim.at(&["metadata", "name"]).and_then(scalar_text))
+            .collect();
         for (index, volume) in items(spec, "volumes").into_iter().enumerate() {
             let field = format!("{}[{index}].name", join(path, "volumes"));
             let Some(name) = present(volume, "name") else {
@@ -436,6 +433,27 @@ fn pod_names(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+}
+
+/// The claim templates whose volumes `object`'s controller adds to its pods.
+fn claim_templates<'a>(object: &Object<'a>) -> Vec<&'a Node> {
+    let spec = object.node.get("spec");
+    match (object.group(), object.id.kind.as_str()) {
+        ("apps", "StatefulSet") => {
+            spec.map(|spec| spec.items("volumeClaimTemplates").iter().collect())
+        }
+        ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => spec
+            .and_then(|spec| spec.get("leaderWorkerTemplate"))
+            .map(|group| group.items("volumeClaimTemplates").iter().collect()),
+        ("jobset.x-k8s.io", "JobSet") => spec.map(|spec| {
+            spec.items("volumeClaimPolicies")
+                .iter()
+                .flat_map(|policy| policy.items("templates"))
+                .collect()
+        }),
+        _ => None,
+    }
+    .unwrap_or_default()
 }
 
 /// A DNS-label name that must be unique among `seen`.
@@ -1325,6 +1343,29 @@ mod tests {
         }
         let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  restartPolicy: Never\n  containers: [{name: c, image: i}]\n";
         assert_eq!(findings(pod), vec![]);
+    }
+
+    #[test]
+    fn claim_templates_are_volumes_of_their_controllers_pods() {
+        let mount =
+            "containers: [{name: c, image: i, volumeMounts: [{name: data, mountPath: /d}]}]";
+        let cases = [
+            format!(
+                "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: s, namespace: ns}}\nspec:\n  selector: {{matchLabels: {{a: b}}}}\n  template:\n    metadata: {{labels: {{a: b}}}}\n    spec: {{{mount}}}\n  volumeClaimTemplates: [{{metadata: {{name: data}}}}]\n"
+            ),
+            format!(
+                "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {{name: l, namespace: ns}}\nspec:\n  leaderWorkerTemplate:\n    volumeClaimTemplates: [{{metadata: {{name: data}}}}]\n    workerTemplate:\n      spec: {{{mount}}}\n"
+            ),
+            format!(
+                "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {{name: j, namespace: ns}}\nspec:\n  volumeClaimPolicies: [{{templates: [{{metadata: {{name: data}}}}]}}]\n  replicatedJobs:\n  - name: w\n    template:\n      spec:\n        template:\n          spec: {{restartPolicy: Never, {mount}}}\n"
+            ),
+        ];
+        for text in &cases {
+            assert_eq!(findings(text), vec![], "{text}");
+            // Without the claim template the mount names no volume.
+            let bare = text.replace("name: data}", "name: other}");
+            assert_eq!(findings(&bare).len(), 1, "{bare}");
+        }
     }
 
     #[test]
