@@ -1353,7 +1353,8 @@ fn the_validator_agrees_with_a_real_api_server_on_the_differential_corpus() {
 
 /// The fixtures of the rules that model the API server's Go validation (`workload-spec`,
 /// `pod-spec-names`, `resource-request-above-limit`, `service-ports`, `hpa-spec`,
-/// `network-policy-peer`, `rbac-rule`, `pdb-spec`, `priority-class-value`) and of what it
+/// `network-policy-peer`, `rbac-rule`, `pdb-spec`, `priority-class-value`, `config-data-keys`,
+/// `pvc-spec`) and of what it
 /// accepts (`ok_apiserver_accepts.yaml`).
 const GO_VALIDATION_FIXTURES: &[&str] = &[
     "err_workload-spec.yaml",
@@ -1365,6 +1366,8 @@ const GO_VALIDATION_FIXTURES: &[&str] = &[
     "err_rbac-rule.yaml",
     "err_pdb-spec.yaml",
     "err_priority-class-value.yaml",
+    "err_config-data-keys.yaml",
+    "err_pvc-spec.yaml",
     "ok_apiserver_accepts.yaml",
 ];
 

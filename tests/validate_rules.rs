@@ -245,6 +245,16 @@ fn apiserver_rules_exit_one_with_their_messages() {
             "error[priority-class-value]: the priority 2000000000 is above what a user's PriorityClass may have",
             "fixtures/validate/err_priority-class-value.yaml:6",
         ),
+        (
+            "err_config-data-keys.yaml",
+            "error[config-data-keys]: the ConfigMap key `configs/train.yaml` is not a legal key",
+            "fixtures/validate/err_config-data-keys.yaml:6",
+        ),
+        (
+            "err_pvc-spec.yaml",
+            "error[pvc-spec]: a PersistentVolumeClaim without a storage request",
+            "fixtures/validate/err_pvc-spec.yaml:7",
+        ),
     ];
     let run = |name: &str| {
         std::process::Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))

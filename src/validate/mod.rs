@@ -92,6 +92,8 @@ pub(crate) mod rule {
     pub const RBAC_RULE: &str = "rbac-rule";
     pub const PDB_SPEC: &str = "pdb-spec";
     pub const PRIORITY_CLASS_VALUE: &str = "priority-class-value";
+    pub const CONFIG_DATA_KEYS: &str = "config-data-keys";
+    pub const PVC_SPEC: &str = "pvc-spec";
     pub const NODEPOOL_TPU_MACHINE_TOPOLOGY: &str = "nodepool-tpu-machine-topology";
     pub const NODEPOOL_TPU_PLACEMENT: &str = "nodepool-tpu-placement";
     pub const NODEPOOL_TPU_NODE_COUNT: &str = "nodepool-tpu-node-count";
@@ -211,6 +213,14 @@ pub const RULES: &[Rule] = &[
         summary: "a PriorityClass has a value of at most 1000000000, and a `system-` name only for the cluster's own classes",
     },
     Rule {
+        id: rule::CONFIG_DATA_KEYS,
+        summary: "a ConfigMap's or Secret's keys are legal, its data at most 1 MiB, and a typed Secret has its type's keys",
+    },
+    Rule {
+        id: rule::PVC_SPEC,
+        summary: "a PersistentVolumeClaim has an access mode and a positive storage request",
+    },
+    Rule {
         id: rule::NODEPOOL_TPU_MACHINE_TOPOLOGY,
         summary: "a TPU node pool's machine type and `tpuTopology` form a slice GKE offers",
     },
@@ -326,7 +336,9 @@ pub const RULES: &[Rule] = &[
 /// `ComputeClass`es, `HorizontalPodAutoscaler`s, Kueue `LocalQueue`s, `ClusterQueue`s and
 /// `ResourceFlavor`s, any object queued to Kueue with `kueue.x-k8s.io/queue-name`,
 /// `Secret`s, `Service`s, `NetworkPolicy`s, Istio and Gateway API `Gateway`s, `HTTPRoute`s,
-/// GKE `GCPBackendPolicy`s, Istio `RequestAuthentication`s and `AuthorizationPolicy`s, and Config Connector IAM grants on a `Project`. (Every object is also scanned for pasted credentials, which no summary needs to
+/// GKE `GCPBackendPolicy`s, Istio `RequestAuthentication`s and `AuthorizationPolicy`s, Config Connector IAM grants on a `Project`,
+/// and the built-in kinds whose Go validation a rule models (`ConfigMap`s,
+/// `PersistentVolumeClaim`s, `Role`s, `ClusterRole`s, `PodDisruptionBudget`s, `PriorityClass`es). (Every object is also scanned for pasted credentials, which no summary needs to
 /// count.) Every other object passes the rules unread, so a summary can count it as not
 /// applicable instead of checked.
 #[must_use]
@@ -461,13 +473,22 @@ mod tests {
             ("kueue.x-k8s.io/v1beta1", "LocalQueue"),
             ("kueue.x-k8s.io/v1beta1", "ClusterQueue"),
             ("kueue.x-k8s.io/v1beta1", "ResourceFlavor"),
+            // The API server's Go validation (`rules::apiserver`).
+            ("v1", "ConfigMap"),
+            ("v1", "Secret"),
+            ("v1", "PersistentVolumeClaim"),
+            ("rbac.authorization.k8s.io/v1", "Role"),
+            ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+            ("policy/v1", "PodDisruptionBudget"),
+            ("scheduling.k8s.io/v1", "PriorityClass"),
         ] {
             let text = format!("apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x}}\n");
             assert!(applies(&text), "{kind}");
         }
         for (api_version, kind) in [
             ("v1", "Endpoints"),
-            ("v1", "ConfigMap"),
+            ("v1", "ServiceAccount"),
+            ("rbac.authorization.k8s.io/v1", "RoleBinding"),
             ("extensions/v1beta1", "Deployment"),
             ("example.com/v1", "Pod"),
             ("kueue.x-k8s.io/v1beta1", "Workload"),

@@ -19,6 +19,10 @@
 //!   ClusterRole's only) non-resource URLs, not both.
 //! - `pdb-spec`: a PodDisruptionBudget sets at most one of `minAvailable` and `maxUnavailable`,
 //!   each a non-negative count or a percentage up to 100%.
+//! - `config-data-keys`: a ConfigMap's or Secret's keys are legal file names (`[-._a-zA-Z0-9]+`,
+//!   not `.`, `..` or `..…`), at most 1 MiB of data in all, and a typed Secret has the keys
+//!   its type needs.
+//! - `pvc-spec`: a PersistentVolumeClaim has an access mode and a positive storage request.
 //! - `priority-class-value`: a PriorityClass stays at or below 1000000000, and `system-` names
 //!   are the cluster's own classes.
 //!
@@ -47,6 +51,7 @@ pub(crate) fn reads(object: &Object<'_>) -> bool {
             | ("", "Service")
             | ("networking.k8s.io", "NetworkPolicy")
             | ("autoscaling", "HorizontalPodAutoscaler")
+            | ("", "ConfigMap" | "Secret" | "PersistentVolumeClaim")
     )
 }
 
@@ -80,6 +85,8 @@ pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
         }
         ("policy", "PodDisruptionBudget") => disruption_budget(object, out),
         ("scheduling.k8s.io", "PriorityClass") => priority_class(object, out),
+        ("", "ConfigMap" | "Secret") => config_data(object, out),
+        ("", "PersistentVolumeClaim") => claim(object, out),
         _ => {}
     }
     pod_names(object, out);
@@ -132,6 +139,8 @@ fn rule_of_field(object: &Object<'_>) -> &'static str {
         "NetworkPolicy" => rule::NETWORK_POLICY_PEER,
         "Role" | "ClusterRole" => rule::RBAC_RULE,
         "PodDisruptionBudget" => rule::PDB_SPEC,
+        "ConfigMap" | "Secret" => rule::CONFIG_DATA_KEYS,
+        "PersistentVolumeClaim" => rule::PVC_SPEC,
         _ => rule::WORKLOAD_SPEC,
     }
 }
@@ -1223,6 +1232,170 @@ fn priority_class(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
             at,
             "value",
         ));
+    }
+}
+
+// ---- ConfigMaps, Secrets and PersistentVolumeClaims --------------------------------------
+
+/// The most data a ConfigMap or Secret may hold (`core.MaxSecretSize`, `pkg/apis/core/types.go`),
+/// counted over the decoded values of `data` and `binaryData` (a Secret's `stringData` joins
+/// its `data` before validation).
+const MAX_DATA_BYTES: usize = 1024 * 1024;
+
+/// The keys a typed Secret needs (`ValidateSecret`, `pkg/apis/core/validation/validation.go`:
+/// `SecretTypeTLS`, `SecretTypeDockerConfigJson`, `SecretTypeSSHAuth`).
+const SECRET_TYPE_KEYS: [(&str, &[&str]); 3] = [
+    ("kubernetes.io/tls", &["tls.crt", "tls.key"]),
+    ("kubernetes.io/dockerconfigjson", &[".dockerconfigjson"]),
+    ("kubernetes.io/ssh-auth", &["ssh-privatekey"]),
+];
+
+/// `ValidateConfigMap` and `ValidateSecret`: every key passes `validation.IsConfigMapKey`
+/// (`k8s.io/apimachinery/pkg/util/validation`), the values fit in [`MAX_DATA_BYTES`], and a
+/// typed Secret has its keys.
+fn config_data(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
+    let node = object.node;
+    let kind = object.id.kind.as_str();
+    let bags: &[(&str, bool)] = if kind == "Secret" {
+        &[("data", true), ("stringData", false)]
+    } else {
+        &[("data", false), ("binaryData", true)]
+    };
+    let mut total = 0;
+    let mut keys = BTreeSet::new();
+    for (bag, base64) in bags {
+        for (key, value) in entries(node, bag) {
+            keys.insert(key.text.clone());
+            if let Err(reason) = config_map_key(&key.text) {
+                out.push(object.finding(
+                    Diagnostic::error(
+                        rule::CONFIG_DATA_KEYS,
+                        format!("the {kind} key `{}` is not a legal key: the API server refuses the {kind} ({reason})", key.text.escape_default()),
+                    )
+                    .found(key.text.escape_default().to_string())
+                    .expected("letters, digits, `-`, `_` and `.` (a file name, not a path), at most 253 characters")
+                    .fix("rename the key, e.g. `/` to `_`; a volume's `items[].path` can mount it under another name"),
+                    // At the key itself: a block value starts on the next line.
+                    &Node { value: Value::Null, span: key.span },
+                    &join(bag, &key.text),
+                ));
+            }
+            let text = scalar_text(value).unwrap_or_default();
+            total += if *base64 {
+                text.len() / 4 * 3
+            } else {
+                text.len()
+            };
+        }
+    }
+    if total > MAX_DATA_BYTES {
+        out.push(object.finding(
+            Diagnostic::error(
+                rule::CONFIG_DATA_KEYS,
+                format!("the {kind} holds about {} KiB of data: the API server refuses more than 1 MiB (\"Too long: must have at most 1048576 bytes\")", total / 1024),
+            )
+            .found(format!("about {total} bytes"))
+            .expected(format!("at most {MAX_DATA_BYTES} bytes in all values"))
+            .fix("keep large files (tokenizers, weights) in a bucket or an image and mount them; split the rest"),
+            node,
+            "data",
+        ));
+    }
+    if kind == "Secret"
+        && let Some(kind_of) = present(node, "type").and_then(Node::as_str)
+        && let Some((_, needed)) = SECRET_TYPE_KEYS.iter().find(|(name, _)| *name == kind_of)
+    {
+        for key in needed.iter().filter(|key| !keys.contains(**key)) {
+            out.push(object.finding(
+                Diagnostic::error(
+                    rule::CONFIG_DATA_KEYS,
+                    format!("a `{kind_of}` Secret without `{key}`: the API server refuses it (\"Required value\")"),
+                )
+                .found(format!("no `{key}` in `data` or `stringData`"))
+                .expected(format!("`{}`", needed.join("` and `")))
+                .fix(format!("add `{key}`, or use `type: Opaque` for other keys")),
+                present(node, "type").unwrap_or(node),
+                &join("data", key),
+            ));
+        }
+    }
+}
+
+/// `validation.IsConfigMapKey`: `[-._a-zA-Z0-9]+`, at most 253 characters, not `.`, `..` or
+/// starting with `..`.
+fn config_map_key(key: &str) -> Result<(), String> {
+    if key.is_empty() || key.len() > 253 {
+        return Err(format!("{} characters, 1 to 253 allowed", key.len()));
+    }
+    if let Some(bad) = key
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return Err(format!("`{}` is not allowed", bad.escape_default()));
+    }
+    if key == "." || key.starts_with("..") {
+        return Err("must not be `.` or start with `..`".into());
+    }
+    Ok(())
+}
+
+/// `ValidatePersistentVolumeClaimSpec`: at least one access mode, and a positive `storage`
+/// request.
+fn claim(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
+    let node = object.node;
+    let Some(spec) = present(node, "spec") else {
+        out.push(missing(
+            object,
+            node,
+            "spec.accessModes",
+            "an access mode and a storage request",
+        ));
+        return;
+    };
+    if items(spec, "accessModes").is_empty() {
+        out.push(object.finding(
+            Diagnostic::error(
+                rule::PVC_SPEC,
+                "a PersistentVolumeClaim without an access mode: the API server refuses it (\"at least 1 access mode is required\")",
+            )
+            .found("no `accessModes`")
+            .expected("`accessModes` such as `[ReadWriteOnce]`")
+            .fix("add `accessModes: [ReadWriteOnce]` (or `ReadOnlyMany` for shared weights)"),
+            spec,
+            "spec.accessModes",
+        ));
+    }
+    let storage = present(spec, "resources")
+        .and_then(|resources| present(resources, "requests"))
+        .and_then(|requests| present(requests, "storage"));
+    match storage {
+        None => out.push(object.finding(
+            Diagnostic::error(
+                rule::PVC_SPEC,
+                "a PersistentVolumeClaim without a storage request: the API server refuses it (\"spec.resources[storage]: Required value\")",
+            )
+            .found("no `resources.requests.storage`")
+            .expected("`resources: {requests: {storage: 100Gi}}`")
+            .fix("request the size of the volume"),
+            spec,
+            "spec.resources.requests.storage",
+        )),
+        Some(value) => {
+            let amount = scalar_text(value).and_then(|text| crate::validate::model::fields::quantity(&text));
+            if amount.is_some_and(|amount| amount <= 0.0) {
+                out.push(object.finding(
+                    Diagnostic::error(
+                        rule::PVC_SPEC,
+                        "the storage request is not positive: the API server refuses the PersistentVolumeClaim (\"must be greater than zero\")",
+                    )
+                    .found(scalar_text(value).unwrap_or_default())
+                    .expected("a size above 0, such as `100Gi`")
+                    .fix("request the size of the volume"),
+                    value,
+                    "spec.resources.requests.storage",
+                ));
+            }
+        }
     }
 }
 
