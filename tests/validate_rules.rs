@@ -202,7 +202,7 @@ fn apiserver_rules_exit_one_with_their_messages() {
     let cases: &[(&str, &str, &str)] = &[
         (
             "err_workload-spec.yaml",
-            "error[workload-spec]: a Job's pods cannot restart `Always`",
+            "error[workload-spec]: a Job's pods need a `restartPolicy`",
             "fixtures/validate/err_workload-spec.yaml:40",
         ),
         (

@@ -329,8 +329,8 @@ fn selector(
 }
 
 /// A pod template of a built-in workload: containers, and a restart policy its controller
-/// allows (`ValidatePodTemplateSpecForReplicaSet`, `validateJobPodTemplate`: `Always` is the
-/// default, so a Job must write its own).
+/// allows (`ValidatePodTemplateSpecForReplicaSet` and its twins: `Always`, the default;
+/// `ValidateJobSpec`: `OnFailure` or `Never`, written, as a Job's template gets no default).
 fn pod_template(
     object: &Object<'_>,
     template: &Node,
@@ -362,28 +362,41 @@ fn pod_template(
         ));
     }
     let written = present(spec, "restartPolicy");
-    let policy = written.and_then(Node::as_str).unwrap_or("Always");
-    if !allowed.contains(&policy) {
-        let kind = &object.id.kind;
-        let (node, how) = match written {
-            Some(node) => (node, format!("`restartPolicy: {policy}`")),
-            None => (
-                spec,
-                "no `restartPolicy` (the default is `Always`)".to_owned(),
-            ),
-        };
-        let wanted: Vec<String> = allowed.iter().map(|p| format!("`{p}`")).collect();
-        out.push(object.finding(
+    let wanted: Vec<String> = allowed.iter().map(|p| format!("`{p}`")).collect();
+    let kind = &object.id.kind;
+    let field = join(&spec_path, "restartPolicy");
+    let fix = format!("set `{field}: {}`", allowed[0]);
+    match written {
+        // Absent, a pod template of a Deployment, ReplicaSet, StatefulSet or DaemonSet is
+        // defaulted to `Always`; a Job's is not, and the server asks for one.
+        None if !allowed.contains(&"Always") => out.push(object.finding(
             Diagnostic::error(
                 rule::WORKLOAD_SPEC,
-                format!("a {kind}'s pods cannot restart `{policy}`: the API server refuses it (\"Unsupported value\")"),
+                format!("a {kind}'s pods need a `restartPolicy`: the API server refuses it (\"Required value: valid values: \"OnFailure\", \"Never\"\")"),
             )
-            .found(how)
+            .found("no `restartPolicy`")
             .expected(format!("`restartPolicy` {}", wanted.join(" or ")))
-            .fix(format!("set `{}: {}`", join(&spec_path, "restartPolicy"), allowed[0])),
-            node,
-            &join(&spec_path, "restartPolicy"),
-        ));
+            .fix(fix),
+            spec,
+            &field,
+        )),
+        Some(node) => {
+            let policy = node.as_str().unwrap_or_default();
+            if !allowed.contains(&policy) {
+                out.push(object.finding(
+                    Diagnostic::error(
+                        rule::WORKLOAD_SPEC,
+                        format!("a {kind}'s pods cannot restart `{policy}`: the API server refuses it (\"Unsupported value\")"),
+                    )
+                    .found(format!("`restartPolicy: {policy}`"))
+                    .expected(format!("`restartPolicy` {}", wanted.join(" or ")))
+                    .fix(fix),
+                    node,
+                    &field,
+                ));
+            }
+        }
+        None => {}
     }
 }
 
@@ -974,7 +987,7 @@ fn metric_target(object: &Object<'_>, target: &Node, path: &str, out: &mut Vec<D
         None => out.push(object.finding(
             Diagnostic::error(
                 rule::HPA_SPEC,
-                format!("a target of type `{kind}` without `{key}`: the API server refuses the HorizontalPodAutoscaler (\"must set either a target raw value or a target average value\")"),
+                format!("a target of type `{kind}` without `{key}`: the API server refuses the HorizontalPodAutoscaler (\"must set either a target value for metric or a per-pod target\")"),
             )
             .found(format!("`type: {kind}` and no `{key}`"))
             .expected(format!("`{key}` set"))
