@@ -27,9 +27,13 @@
 //!   are the cluster's own classes.
 //!
 //! Every field is read as the server reads it: for a built-in kind a `null` is an absent field.
-//! Container names and volumes are also checked in the pod templates of custom resources
-//! (JobSet, LeaderWorkerSet, RayCluster): their controllers create the pods, which the same
-//! validation refuses, later and quieter. Requests above limits are `resources`'.
+//! Fields the schema requires stay the schema's findings (`schema-violation`), so that a defect
+//! is reported once. Names in pods are also checked in the pod templates of custom resources
+//! (JobSet, LeaderWorkerSet, RayCluster) and StatefulSets, which the server does not validate
+//! as pod specs when the object is created (`ValidatePodTemplateSpecForStatefulSet`): their
+//! controllers create the pods, which the same validation refuses, later and quieter. Keys a
+//! server-side apply refuses to repeat in a list map (`env` by name, `ports` by port and
+//! protocol) are checked with them. Requests above limits are `resources`'.
 
 use std::collections::BTreeSet;
 
