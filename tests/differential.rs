@@ -1354,7 +1354,7 @@ fn the_validator_agrees_with_a_real_api_server_on_the_differential_corpus() {
 /// The fixtures of the rules that model the API server's Go validation (`workload-spec`,
 /// `pod-spec-names`, `resource-request-above-limit`, `service-ports`, `hpa-spec`,
 /// `network-policy-peer`, `rbac-rule`, `pdb-spec`, `priority-class-value`, `config-data-keys`,
-/// `pvc-spec`) and of what it
+/// `pvc-spec`, `container-probes`) and of what it
 /// accepts (`ok_apiserver_accepts.yaml`).
 const GO_VALIDATION_FIXTURES: &[&str] = &[
     "err_workload-spec.yaml",
@@ -1368,6 +1368,7 @@ const GO_VALIDATION_FIXTURES: &[&str] = &[
     "err_priority-class-value.yaml",
     "err_config-data-keys.yaml",
     "err_pvc-spec.yaml",
+    "err_container-probes.yaml",
     "ok_apiserver_accepts.yaml",
 ];
 

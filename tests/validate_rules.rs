@@ -255,6 +255,11 @@ fn apiserver_rules_exit_one_with_their_messages() {
             "error[pvc-spec]: a PersistentVolumeClaim without a storage request",
             "fixtures/validate/err_pvc-spec.yaml:7",
         ),
+        (
+            "err_container-probes.yaml",
+            "error[container-probes]: a `livenessProbe` with `successThreshold: 2`",
+            "fixtures/validate/err_container-probes.yaml:34",
+        ),
     ];
     let run = |name: &str| {
         std::process::Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))

@@ -94,6 +94,7 @@ pub(crate) mod rule {
     pub const PRIORITY_CLASS_VALUE: &str = "priority-class-value";
     pub const CONFIG_DATA_KEYS: &str = "config-data-keys";
     pub const PVC_SPEC: &str = "pvc-spec";
+    pub const CONTAINER_PROBES: &str = "container-probes";
     pub const NODEPOOL_TPU_MACHINE_TOPOLOGY: &str = "nodepool-tpu-machine-topology";
     pub const NODEPOOL_TPU_PLACEMENT: &str = "nodepool-tpu-placement";
     pub const NODEPOOL_TPU_NODE_COUNT: &str = "nodepool-tpu-node-count";
@@ -187,6 +188,10 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: rule::POD_SPEC_NAMES,
         summary: "container, port and volume names in a pod are well formed and unique, every volume mount names a volume, environment variable names are legal",
+    },
+    Rule {
+        id: rule::CONTAINER_PROBES,
+        summary: "a container's probe has exactly one handler, and a liveness or startup probe a `successThreshold` of 1",
     },
     Rule {
         id: rule::SERVICE_PORTS,

@@ -8,6 +8,8 @@
 //!   selector; a CronJob has a schedule and a job template; every pod template has containers.
 //! - `pod-spec-names`: container, port and volume names are well formed and unique, every
 //!   volume mount names a volume of the pod, environment variable names are legal.
+//! - `container-probes`: a probe has exactly one handler, and a liveness or startup probe a
+//!   `successThreshold` of 1.
 //! - `service-ports`: a Service that is not headless or `ExternalName` has ports; each port is
 //!   named when there are several, names and port/protocol pairs are unique, numbers in range,
 //!   `targetPort` a port number or an IANA service name, `nodePort` only where the type has one.
@@ -456,6 +458,7 @@ fn pod_names(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
                     );
                 }
                 container_names(object, container, &base, &declared, out);
+                probes(object, container, &base, out);
             }
         }
     }
@@ -698,6 +701,69 @@ fn container_names(
                 .fix("rename the variable, e.g. `MODEL_ID`"),
                 name,
                 &format!("{}[{index}].name", join(base, "env")),
+            ));
+        }
+    }
+}
+
+/// A container's probes (`validateProbe`, `validateHandler`, `validateLivenessProbe` and
+/// `validateStartupProbe` in `pkg/apis/core/validation/validation.go`): one handler of
+/// `exec`, `httpGet`, `tcpSocket` and `grpc`; a liveness or startup probe succeeds once
+/// (`successThreshold` 1, or 0, which `SetDefaults_Probe` makes 1).
+fn probes(object: &Object<'_>, container: &Node, base: &str, out: &mut Vec<Diagnostic>) {
+    const HANDLERS: [&str; 4] = ["exec", "httpGet", "tcpSocket", "grpc"];
+    for key in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        let Some(probe) = present(container, key) else {
+            continue;
+        };
+        let path = join(base, key);
+        let set: Vec<&str> = HANDLERS
+            .into_iter()
+            .filter(|handler| present(probe, handler).is_some())
+            .collect();
+        let problem = match set.len() {
+            0 => Some((
+                "has no handler",
+                "\"must specify a handler type\"",
+                "nothing".to_owned(),
+            )),
+            1 => None,
+            _ => Some((
+                "has more than one handler",
+                "\"may not specify more than 1 handler type\"",
+                set.join(" and "),
+            )),
+        };
+        if let Some((what, quote, found)) = problem {
+            out.push(
+                object.finding(
+                    Diagnostic::error(
+                        rule::CONTAINER_PROBES,
+                        format!("the `{key}` {what}: the API server refuses the pod ({quote})"),
+                    )
+                    .found(found)
+                    .expected("exactly one of `exec`, `httpGet`, `tcpSocket`, `grpc`")
+                    .fix("keep the one check the probe should run"),
+                    probe,
+                    &path,
+                ),
+            );
+        }
+        if key != "readinessProbe"
+            && let Some(threshold) = present(probe, "successThreshold")
+            && let Some(value) = threshold.as_i64()
+            && value > 1
+        {
+            out.push(object.finding(
+                Diagnostic::error(
+                    rule::CONTAINER_PROBES,
+                    format!("a `{key}` with `successThreshold: {value}`: the API server refuses the pod (\"must be 1\")"),
+                )
+                .found(value.to_string())
+                .expected("`successThreshold: 1` (or none)")
+                .fix("remove `successThreshold`; use `failureThreshold` or `periodSeconds` to tune the probe"),
+                threshold,
+                &join(&path, "successThreshold"),
             ));
         }
     }
