@@ -259,3 +259,97 @@ fn every_rule_doc_example_fails_with_its_rule() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The rules of the API server's Go validation through the binary: each failing fixture exits
+/// 1 and prints its rule, its message and the field's line; the fixture of what the server
+/// accepts exits 0.
+#[test]
+fn apiserver_rules_exit_one_with_their_messages() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "err_workload-spec.yaml",
+            "error[workload-spec]: a Job's pods need a `restartPolicy`",
+            "fixtures/validate/err_workload-spec.yaml:40",
+        ),
+        (
+            "err_pod-spec-names.yaml",
+            "error[pod-spec-names]: the volume mount names `checkpoints`, which is not a volume of the pod",
+            "fixtures/validate/err_pod-spec-names.yaml:50",
+        ),
+        (
+            "err_resource-request-above-limit.yaml",
+            "error[resource-request-above-limit]: the request of `memory` is above its limit",
+            "fixtures/validate/err_resource-request-above-limit.yaml:11",
+        ),
+        (
+            "err_service-ports.yaml",
+            "error[service-ports]: a `ClusterIP` Service without ports",
+            "fixtures/validate/err_service-ports.yaml:8",
+        ),
+        (
+            "err_hpa-spec.yaml",
+            "error[hpa-spec]: a `Pods` metric without `pods`",
+            "fixtures/validate/err_hpa-spec.yaml:11",
+        ),
+        (
+            "err_network-policy-peer.yaml",
+            "error[network-policy-peer]: a NetworkPolicy peer selects nothing",
+            "fixtures/validate/err_network-policy-peer.yaml:10",
+        ),
+        (
+            "err_rbac-rule.yaml",
+            "error[rbac-rule]: a Role rule without verbs",
+            "fixtures/validate/err_rbac-rule.yaml:7",
+        ),
+        (
+            "err_pdb-spec.yaml",
+            "error[pdb-spec]: a PodDisruptionBudget sets both `minAvailable` and `maxUnavailable`",
+            "fixtures/validate/err_pdb-spec.yaml:8",
+        ),
+        (
+            "err_priority-class-value.yaml",
+            "error[priority-class-value]: the priority 2000000000 is above what a user's PriorityClass may have",
+            "fixtures/validate/err_priority-class-value.yaml:6",
+        ),
+        (
+            "err_config-data-keys.yaml",
+            "error[config-data-keys]: the ConfigMap key `configs/train.yaml` is not a legal key",
+            "fixtures/validate/err_config-data-keys.yaml:6",
+        ),
+        (
+            "err_pvc-spec.yaml",
+            "error[pvc-spec]: a PersistentVolumeClaim without a storage request",
+            "fixtures/validate/err_pvc-spec.yaml:7",
+        ),
+        (
+            "err_container-probes.yaml",
+            "error[container-probes]: a `livenessProbe` with `successThreshold: 2`",
+            "fixtures/validate/err_container-probes.yaml:34",
+        ),
+    ];
+    let run = |name: &str| {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("kubectl-aiml"))
+            .current_dir("tests")
+            .env("NO_COLOR", "1")
+            .args(["validate", &format!("fixtures/validate/{name}")])
+            .output()
+            .expect("run kubectl-aiml")
+    };
+    for (name, message, place) in cases {
+        let out = run(name);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(
+            stderr.contains(message),
+            "{name}: no `{message}` in\n{stderr}"
+        );
+        assert!(stderr.contains(place), "{name}: no `{place}` in\n{stderr}");
+    }
+    let out = run("ok_apiserver_accepts.yaml");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

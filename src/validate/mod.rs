@@ -109,6 +109,18 @@ pub(crate) mod rule {
     pub const GPU_ACCELERATOR_UNKNOWN: &str = "gpu-accelerator-unknown";
     pub const GPU_COUNT_PER_POD: &str = "gpu-count-per-pod";
     pub const EXTENDED_RESOURCE_LIMIT: &str = "extended-resource-limit";
+    pub const RESOURCE_REQUEST_ABOVE_LIMIT: &str = "resource-request-above-limit";
+    pub const WORKLOAD_SPEC: &str = "workload-spec";
+    pub const POD_SPEC_NAMES: &str = "pod-spec-names";
+    pub const SERVICE_PORTS: &str = "service-ports";
+    pub const HPA_SPEC: &str = "hpa-spec";
+    pub const NETWORK_POLICY_PEER: &str = "network-policy-peer";
+    pub const RBAC_RULE: &str = "rbac-rule";
+    pub const PDB_SPEC: &str = "pdb-spec";
+    pub const PRIORITY_CLASS_VALUE: &str = "priority-class-value";
+    pub const CONFIG_DATA_KEYS: &str = "config-data-keys";
+    pub const PVC_SPEC: &str = "pvc-spec";
+    pub const CONTAINER_PROBES: &str = "container-probes";
     pub const NODEPOOL_TPU_MACHINE_TOPOLOGY: &str = "nodepool-tpu-machine-topology";
     pub const NODEPOOL_TPU_PLACEMENT: &str = "nodepool-tpu-placement";
     pub const NODEPOOL_TPU_NODE_COUNT: &str = "nodepool-tpu-node-count";
@@ -190,6 +202,54 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: rule::EXTENDED_RESOURCE_LIMIT,
         summary: "extended resources (`nvidia.com/gpu`, `google.com/tpu`) and huge pages are limited, with any request equal to the limit, as the API server requires",
+    },
+    Rule {
+        id: rule::RESOURCE_REQUEST_ABOVE_LIMIT,
+        summary: "a container's `cpu`, `memory` or `ephemeral-storage` request is not above its limit, as the API server requires",
+    },
+    Rule {
+        id: rule::WORKLOAD_SPEC,
+        summary: "a workload's selector is set, not empty and matches its pod template, its pods restart as its kind allows, and a CronJob has a schedule and a job template",
+    },
+    Rule {
+        id: rule::POD_SPEC_NAMES,
+        summary: "container, port and volume names in a pod are well formed and unique, every volume mount names a volume, environment variable names are legal",
+    },
+    Rule {
+        id: rule::CONTAINER_PROBES,
+        summary: "a container's probe has exactly one handler, and a liveness or startup probe a `successThreshold` of 1",
+    },
+    Rule {
+        id: rule::SERVICE_PORTS,
+        summary: "a Service has ports (unless headless or `ExternalName`), named when several, unique, in range, with `targetPort` a number or a port name",
+    },
+    Rule {
+        id: rule::HPA_SPEC,
+        summary: "a HorizontalPodAutoscaler names its target and maximum, and each metric has a type, that type's source only, and its target's value",
+    },
+    Rule {
+        id: rule::NETWORK_POLICY_PEER,
+        summary: "a NetworkPolicy peer selects pods or namespaces, or is an `ipBlock` alone",
+    },
+    Rule {
+        id: rule::RBAC_RULE,
+        summary: "a Role or ClusterRole rule has verbs, and API groups with resources or (a ClusterRole's only) non-resource URLs",
+    },
+    Rule {
+        id: rule::PDB_SPEC,
+        summary: "a PodDisruptionBudget sets one of `minAvailable` and `maxUnavailable`, a count or a percentage up to 100%",
+    },
+    Rule {
+        id: rule::PRIORITY_CLASS_VALUE,
+        summary: "a PriorityClass has a value of at most 1000000000, and a `system-` name only for the cluster's own classes",
+    },
+    Rule {
+        id: rule::CONFIG_DATA_KEYS,
+        summary: "a ConfigMap's or Secret's keys are legal, its data at most 1 MiB, and a typed Secret has its type's keys",
+    },
+    Rule {
+        id: rule::PVC_SPEC,
+        summary: "a PersistentVolumeClaim has an access mode and a positive storage request",
     },
     Rule {
         id: rule::NODEPOOL_TPU_MACHINE_TOPOLOGY,
@@ -307,7 +367,9 @@ pub const RULES: &[Rule] = &[
 /// `ComputeClass`es, `HorizontalPodAutoscaler`s, Kueue `LocalQueue`s, `ClusterQueue`s and
 /// `ResourceFlavor`s, any object queued to Kueue with `kueue.x-k8s.io/queue-name`,
 /// `Secret`s, `Service`s, `NetworkPolicy`s, Istio and Gateway API `Gateway`s, `HTTPRoute`s,
-/// GKE `GCPBackendPolicy`s, Istio `RequestAuthentication`s and `AuthorizationPolicy`s, and Config Connector IAM grants on a `Project`. (Every object is also scanned for pasted credentials, which no summary needs to
+/// GKE `GCPBackendPolicy`s, Istio `RequestAuthentication`s and `AuthorizationPolicy`s, Config Connector IAM grants on a `Project`,
+/// and the built-in kinds whose Go validation a rule models (`ConfigMap`s,
+/// `PersistentVolumeClaim`s, `Role`s, `ClusterRole`s, `PodDisruptionBudget`s, `PriorityClass`es). (Every object is also scanned for pasted credentials, which no summary needs to
 /// count.) Every other object passes the rules unread, so a summary can count it as not
 /// applicable instead of checked.
 #[must_use]
@@ -321,6 +383,7 @@ pub fn applies_to(object: &Object<'_>) -> bool {
         || rules::security::reads(object)
         || rules::network::reads(object)
         || rules::gateway::reads(object)
+        || rules::apiserver::reads(object)
 }
 
 /// What the repository (`aiml.yaml`) or the command line asks beyond the rules' defaults.
@@ -352,7 +415,7 @@ pub fn validate_with(objects: &[Object<'_>], policy: Policy) -> Vec<Diagnostic> 
 
 /// The rules that judge one object alone (pasted credentials, on any object; host access,
 /// container security contexts, unpinned images, public Services, project-wide IAM grants;
-/// container resources as the API server validates them). A caller that
+/// container resources and the built-in kinds as the API server validates them). A caller that
 /// streams many files runs this per object and keeps for [`check_together`] only the objects
 /// that [`applies_to`] names.
 #[must_use]
@@ -369,6 +432,7 @@ pub fn check_each_with(object: &Object<'_>, policy: Policy) -> Vec<Diagnostic> {
     rules::secrets::check(std::slice::from_ref(object), &mut out);
     rules::security::check(object, policy, &mut out);
     rules::resources::check(object, &mut out);
+    rules::apiserver::check(object, &mut out);
     out
 }
 
@@ -445,13 +509,22 @@ mod tests {
             ("kueue.x-k8s.io/v1beta1", "LocalQueue"),
             ("kueue.x-k8s.io/v1beta1", "ClusterQueue"),
             ("kueue.x-k8s.io/v1beta1", "ResourceFlavor"),
+            // The API server's Go validation (`rules::apiserver`).
+            ("v1", "ConfigMap"),
+            ("v1", "Secret"),
+            ("v1", "PersistentVolumeClaim"),
+            ("rbac.authorization.k8s.io/v1", "Role"),
+            ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+            ("policy/v1", "PodDisruptionBudget"),
+            ("scheduling.k8s.io/v1", "PriorityClass"),
         ] {
             let text = format!("apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x}}\n");
             assert!(applies(&text), "{kind}");
         }
         for (api_version, kind) in [
             ("v1", "Endpoints"),
-            ("v1", "ConfigMap"),
+            ("v1", "ServiceAccount"),
+            ("rbac.authorization.k8s.io/v1", "RoleBinding"),
             ("extensions/v1beta1", "Deployment"),
             ("example.com/v1", "Pod"),
             ("kueue.x-k8s.io/v1beta1", "Workload"),

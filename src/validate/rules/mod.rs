@@ -7,14 +7,18 @@
 //! (pods no NetworkPolicy selects), `gateway` (public gateways without authentication), `secrets`
 //! (credentials written into any object), `security` (host access, security contexts, unpinned
 //! images, public Services, project-wide IAM grants), `resources` (container requests and limits
-//! as the API server validates them) and `computeclass` (the accelerators of GKE ComputeClass
-//! priorities); plus `shared`, the finding builders several families use.
+//! as the API server validates them), `apiserver` (the rest of the API server's Go validation
+//! of the built-in kinds: selectors, restart policies, names, Service ports, autoscaler
+//! metrics, NetworkPolicy peers, RBAC rules, disruption budgets, priorities) and `computeclass`
+//! (the accelerators of GKE ComputeClass priorities); plus `shared`, the finding builders
+//! several families use.
 //!
 //! Each family reads the models of [`crate::validate::model`], `shared`, the catalog and
 //! diagnostics, and nothing else: no family imports another, so that a defect has one owner
 //! and a family can change without the others. Rule ids and the rule listing are in
 //! [`crate::validate`]; the order families run in does not matter, as findings are sorted.
 
+pub(crate) mod apiserver;
 pub(crate) mod autoscaling;
 pub(crate) mod computeclass;
 pub(crate) mod cross;

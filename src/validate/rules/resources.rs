@@ -6,6 +6,12 @@
 //! otherwise. For built-in kinds that is the apply itself; for custom resources (JobSet,
 //! LeaderWorkerSet, RayCluster) it is the controller's create of every pod, later and quieter,
 //! so the rule judges every pod template the model reads. Owns `extended-resource-limit`.
+//!
+//! Resources that can be overcommitted (`cpu`, `memory`, `ephemeral-storage`) may be requested
+//! below their limit but not above it (`resource-request-above-limit`): the same function
+//! refuses "must be less than or equal to cpu limit". For a built-in kind a `null` limit is a
+//! zero quantity (`resource.Quantity`'s `UnmarshalJSON` reads `null` as 0, and the map keeps
+//! the key), so any request is above it; a custom resource's is pruned, and no limit.
 
 use crate::diagnostic::Diagnostic;
 use crate::validate::Object;
@@ -51,9 +57,11 @@ pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
                     })
                     .map(|(_, value)| value)
             };
+            let builtin = matches!(object.group(), "" | "apps" | "batch");
             for (key, value) in requests {
                 let name = key.text.as_str();
                 if overcommit_allowed(name) {
+                    above_limit(object, &resources, (name, value), limits, builtin, out);
                     continue;
                 }
                 let field = join(&join(&resources, "requests"), name);
@@ -107,6 +115,52 @@ pub(crate) fn check(object: &Object<'_>, out: &mut Vec<Diagnostic>) {
             }
         }
     }
+}
+
+/// `resource-request-above-limit`: a request of an overcommittable resource above its limit.
+fn above_limit(
+    object: &Object<'_>,
+    resources: &str,
+    (name, request): (&str, &Node),
+    limits: &[(crate::yaml::Key, Node)],
+    builtin: bool,
+    out: &mut Vec<Diagnostic>,
+) {
+    let Some((_, limit)) = limits.iter().find(|(key, _)| key.text == name) else {
+        return;
+    };
+    let limit_text = match &limit.value {
+        crate::yaml::Value::Null if builtin => "0".to_owned(),
+        _ => match scalar_text(limit) {
+            Some(text) => text,
+            None => return,
+        },
+    };
+    let written = scalar_text(request).unwrap_or_default();
+    let (Some(wanted), Some(most)) = (quantity(&written), quantity(&limit_text)) else {
+        return; // not a quantity: the schema's finding
+    };
+    if wanted <= most {
+        return;
+    }
+    let shown = if limit.value == crate::yaml::Value::Null {
+        "null (0)".to_owned()
+    } else {
+        limit_text.clone()
+    };
+    let diagnostic = Diagnostic::error(
+        rule::RESOURCE_REQUEST_ABOVE_LIMIT,
+        format!("the request of `{name}` is above its limit: the API server refuses the pod (\"must be less than or equal to {name} limit\")"),
+    )
+    .found(format!("requests: {written}, limits: {shown}"))
+    .expected(format!("a request of at most {limit_text}"))
+    .fix(if limit.value == crate::yaml::Value::Null {
+        format!("remove the null `{name}` limit (a null limit is 0), or write the limit")
+    } else {
+        format!("lower the request of `{name}` or raise its limit")
+    });
+    let field = join(&join(resources, "requests"), name);
+    out.push(object.finding(diagnostic, request, &field));
 }
 
 #[cfg(test)]
