@@ -1,6 +1,6 @@
 //! Schema conformance of rendered objects: CONTRACT.md, invariant 4 ("every rendered object is
 //! accepted by the schema of its kind"), checked with the schemas built into the tool
-//! (`aiml::schema`): the Kubernetes 1.32 built-in kinds and the vendored CRDs. Nothing is read
+//! (`aiml::schema`): the built-in kinds of the default minor and the vendored CRDs. Nothing is read
 //! from outside the repository and nothing is skipped.
 //!
 //! - every object under `rendered/` passes (deprecation warnings aside);

@@ -3,7 +3,8 @@
 //!
 //! Schemas come from the vendored `schemas/` folder, compressed into the binary by `build.rs`
 //! ([`Schemas::embedded`], [`Schemas::embedded_for`] a target minor of [`versions::MINORS`]):
-//! the Kubernetes built-in kinds of the target (1.32 unless `--kubernetes-version`; strict:
+//! the Kubernetes built-in kinds of the target ([`KUBERNETES_VERSION`], GKE's Regular channel
+//! default, unless `--kubernetes-version`; strict:
 //! unknown fields are errors, as with `kubectl apply`'s default server-side field
 //! validation) and the CRDs the
 //! project renders (Config Connector, JobSet, Kueue, LeaderWorkerSet, Managed Prometheus,
@@ -67,7 +68,7 @@ pub mod rule {
     pub const SCHEMA_UNKNOWN_KIND: &str = "schema-unknown-kind";
     /// A schema given with `--schemas` does not parse or compile.
     pub const SCHEMA_INVALID: &str = "schema-invalid";
-    /// A built-in API version Kubernetes 1.32 no longer serves.
+    /// A built-in API version the target Kubernetes minor no longer serves.
     pub const API_VERSION_REMOVED: &str = "api-version-removed";
     /// A served but deprecated API version.
     pub const API_VERSION_DEPRECATED: &str = "api-version-deprecated";
@@ -79,11 +80,11 @@ pub mod rule {
 pub const RULES: &[Rule] = &[
     Rule {
         id: rule::SCHEMA_VIOLATION,
-        summary: "every object matches the schema of its kind (Kubernetes 1.32 built-ins, vendored CRDs, `--schemas`)",
+        summary: "every object matches the schema of its kind (the target minor's built-ins, vendored CRDs, `--schemas`)",
     },
     Rule {
         id: rule::API_VERSION_REMOVED,
-        summary: "no object uses a built-in API version that Kubernetes 1.32 no longer serves",
+        summary: "no object uses a built-in API version that the target Kubernetes minor no longer serves",
     },
     Rule {
         id: rule::API_VERSION_DEPRECATED,
@@ -105,7 +106,7 @@ pub const RULES: &[Rule] = &[
 
 /// The Kubernetes release whose built-in kinds objects are checked against unless another
 /// target is given (`--kubernetes-version`; [`versions::MINORS`] lists those vendored).
-pub const KUBERNETES_VERSION: &str = "1.32";
+pub const KUBERNETES_VERSION: &str = crate::catalog::DEFAULT_KUBERNETES_MINOR;
 
 /// How to check.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
