@@ -34,9 +34,13 @@
 //! custom resource is validated without the `null`s the server drops (each a warning); `meta`
 //! checks every object's name, labels and annotations as the server does.
 //!
-//! Not checked: CEL rules (`x-kubernetes-validations`), the API server's Go validation beyond
-//! the schema and `metadata` (immutable fields, cross-field rules such as a selector matching
-//! the template's labels), and list-map key uniqueness (`x-kubernetes-list-map-keys`).
+//! A custom resource's CEL rules (`x-kubernetes-validations`) are evaluated as the server
+//! evaluates them on a create (`validations`): a rule that fails is a `schema-violation` at its
+//! field with the rule's message; one the tool cannot evaluate is a warning.
+//!
+//! Not checked: the API server's Go validation beyond the schema and `metadata` (immutable
+//! fields, cross-field rules such as a selector matching the template's labels), and list-map
+//! key uniqueness (`x-kubernetes-list-map-keys`).
 //!
 //! YAML: the tree holds what kubectl reads (YAML 1.1 resolution, see [`crate::yaml`]), so an
 //! unquoted `on` where a string is expected (a label value) is a boolean, and a finding that
@@ -49,6 +53,7 @@ mod instance;
 mod meta;
 mod server;
 mod store;
+mod validations;
 pub mod versions;
 
 use std::path::PathBuf;
@@ -303,9 +308,20 @@ impl Schemas {
         });
         let node = pruned.as_ref().unwrap_or(object.node);
         let root = instance::At(node);
+        let mut blocked = false;
         if !compiled.validator.is_valid(root) {
             let errors: Vec<_> = compiled.validator.iter_errors(root).collect();
+            blocked = errors.iter().any(blocks_cel);
             explain_all(&report, &errors, compiled, "", node, &mut out);
+        }
+        // CEL rules run on a custom resource whose shape is right, as on the server.
+        if custom
+            && !blocked
+            && let Some(schema) = compiled.root_schema()
+        {
+            let mut outcomes = Vec::new();
+            validations::check(schema, node, &mut outcomes);
+            out.extend(outcomes.into_iter().map(|o| report.cel(o)));
         }
         out.extend(nulls.iter().map(|(at, null)| report.dropped_null(at, null)));
         if custom && let Some(metadata) = object.node.get("metadata") {
@@ -370,6 +386,25 @@ fn check_metadata(report: &explain::Report<'_>, metadata: &Node, out: &mut Vec<D
         let errors: Vec<_> = meta.validator.iter_errors(at).collect();
         explain_all(report, &errors, meta, "/metadata", metadata, out);
     }
+}
+
+/// Whether a schema error keeps the API server from evaluating CEL rules: a wrong type, a
+/// value outside an enum, a missing required field, a string, list or map over its maximum
+/// (k8s.io/apiextensions-apiserver, pkg/registry/customresource/strategy.go,
+/// `hasBlockingErr`: NotSupported, Required, TooLong, TooMany, TypeInvalid). The object is
+/// refused for that error; its rules are not run.
+fn blocks_cel(error: &jsonschema::ValidationError<'_>) -> bool {
+    use jsonschema::error::ValidationErrorKind as Kind;
+    matches!(
+        error.kind(),
+        Kind::Type { .. }
+            | Kind::Enum { .. }
+            | Kind::Constant { .. }
+            | Kind::Required { .. }
+            | Kind::MaxLength { .. }
+            | Kind::MaxItems { .. }
+            | Kind::MaxProperties { .. }
+    )
 }
 
 /// One finding per defect: errors that repeat a type error on the same value are dropped.

@@ -444,3 +444,40 @@ spec:
         ]
     );
 }
+
+/// A CRD's CEL rule that fails is an error at the rule's field with the rule's message.
+#[test]
+fn a_failed_cel_rule_reads_well() {
+    const JOBSET: &str = "\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: train
+spec:
+  startupPolicy:
+    startupPolicyOrder: InOrder
+  replicatedJobs:
+  - name: workers
+    replicas: 1
+    dependsOn:
+    - {name: workers, status: Ready}
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: main, image: busybox}]
+";
+    insta::assert_snapshot!(rendered(JOBSET), @"
+    error[schema-violation]: `spec`: StartupPolicy and DependsOn APIs are mutually exclusive
+     --> manifests/app.yaml:5:1
+      |
+    5 | spec:
+      | ^^^^ spec
+      |
+      = note: object: JobSet/train
+      = note: expected: the JobSet CRD's rule `!(has(self.startupPolicy) && self.startupPolicy.startupPolicyOrder == 'InOrder' && self.replicatedJobs.exists(x, has(x.dependsOn)))` to hold
+      = help: change the value so that the rule holds
+      = note: rule: `kubectl aiml rules schema-violation`
+    ");
+}
