@@ -505,3 +505,57 @@ fn the_target_version_is_a_setting_of_the_repository() {
         .stderr_has("aiml.yaml:2")
         .stderr_has("kubernetes.version");
 }
+
+/// A CRD given with `--schemas` whose CEL rules the tool evaluates, cannot evaluate, or would
+/// not end: a rule that fails is an error at its field; one calling a function the tool
+/// lacks (`quantity`), or whose cost bound passes the server's limit, is a warning naming the
+/// rule and the kind, and leaves the exit code alone; a transition rule is skipped.
+#[test]
+fn cel_rules_of_a_given_crd_are_judged_or_named() {
+    let repo = support::TestRepo::new();
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": {
+                "type": "object",
+                "x-kubernetes-validations": [
+                    {"rule": "self.min <= self.max", "message": "min must not exceed max", "fieldPath": ".min"},
+                    {"rule": "quantity(self.size).isGreaterThan(quantity('1Gi'))", "message": "too small"},
+                    {"rule": "self.items.all(a, self.items.all(b, self.items.all(c, a + b + c >= 0)))", "message": "bomb"},
+                    {"rule": "self == oldSelf", "message": "immutable"}
+                ],
+                "properties": {
+                    "min": {"type": "integer"},
+                    "max": {"type": "integer"},
+                    "size": {"type": "string"},
+                    "items": {"type": "array", "items": {"type": "integer"}}
+                }
+            }
+        }
+    });
+    repo.write(
+        "schemas/example.com/widget_v1.json",
+        &serde_json::to_string_pretty(&schema).expect("json"),
+    );
+    let items: Vec<String> = (0..300).map(|i| i.to_string()).collect();
+    let widget = |min: u32| {
+        format!(
+            "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  min: {min}\n  max: 2\n  size: 2Gi\n  items: [{}]\n",
+            items.join(", ")
+        )
+    };
+    repo.write("k8s/ok.yaml", &widget(1));
+    repo.aiml(&["validate", "--schemas", "schemas", "k8s/ok.yaml"])
+        .expect_code(0)
+        .stderr_has("the Widget CRD's rule `quantity(self.size).isGreaterThan(quantity('1Gi'))` was not evaluated: it calls `quantity`")
+        .stderr_has("the Widget CRD's rule `self.items.all(a, self.items.all(b, self.items.all(c, a + b + c >= 0)))` was not evaluated: its cost on this value may reach")
+        .stderr_has("0 errors, 2 warnings");
+    repo.write("k8s/bad.yaml", &widget(3));
+    repo.aiml(&["validate", "--schemas", "schemas", "k8s/bad.yaml"])
+        .expect_code(1)
+        .stderr_has("error[schema-violation]: `spec.min`: min must not exceed max")
+        .stderr_has("k8s/bad.yaml:6:8");
+}
