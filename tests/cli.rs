@@ -447,7 +447,7 @@ fn validate_checks_manifests_given_as_paths() {
     run.expect_code(0);
 }
 
-/// Schemas are checked by the tool itself: an API version Kubernetes 1.32 no longer serves and
+/// Schemas are checked by the tool itself: an API version the default minor no longer serves and
 /// a number where a string belongs are findings at their file, line and field.
 #[test]
 fn validate_checks_schemas_and_removed_api_versions() {

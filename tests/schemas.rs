@@ -1,6 +1,6 @@
 //! Schema conformance of rendered objects: CONTRACT.md, invariant 4 ("every rendered object is
 //! accepted by the schema of its kind"), checked with the schemas built into the tool
-//! (`aiml::schema`): the Kubernetes 1.32 built-in kinds and the vendored CRDs. Nothing is read
+//! (`aiml::schema`): the built-in kinds of the default minor and the vendored CRDs. Nothing is read
 //! from outside the repository and nothing is skipped.
 //!
 //! - every object under `rendered/` passes (deprecation warnings aside);
@@ -453,12 +453,14 @@ fn the_target_version_is_a_flag_of_validate() {
             .output()
             .expect("run")
     };
-    let default = run(&[]);
-    assert_eq!(default.status.code(), Some(1));
+    // The default minor (1.35, GKE's Regular channel) serves `resource.k8s.io/v1`; 1.33 does not.
+    assert_eq!(run(&[]).status.code(), Some(0));
+    let older = run(&["--kubernetes-version", "1.33"]);
+    assert_eq!(older.status.code(), Some(1));
     let said = format!(
         "{}{}",
-        String::from_utf8_lossy(&default.stdout),
-        String::from_utf8_lossy(&default.stderr)
+        String::from_utf8_lossy(&older.stdout),
+        String::from_utf8_lossy(&older.stderr)
     );
     assert!(said.contains("served from Kubernetes 1.34"), "{said}");
     assert_eq!(
@@ -488,19 +490,72 @@ fn the_target_version_is_a_setting_of_the_repository() {
     .expect("fixture");
     let repo = support::TestRepo::new();
     repo.write("k8s/claim.yaml", &claim);
+    repo.aiml(&["validate", "k8s"]).expect_code(0); // the default minor, 1.35, serves it
+    repo.write("aiml.yaml", "kubernetes:\n  version: \"1.33\"\n");
     repo.aiml(&["validate", "k8s"])
         .expect_code(1)
         .stderr_has("served from Kubernetes 1.34");
-    repo.write("aiml.yaml", "kubernetes:\n  version: \"1.34\"\n");
-    repo.aiml(&["validate", "k8s"]).expect_code(0);
     // The blueprints of the repository are checked against the same minor: still valid.
     repo.aiml(&["validate"]).expect_code(0);
-    repo.aiml(&["validate", "--kubernetes-version", "1.33", "k8s"])
-        .expect_code(1)
-        .stderr_has("served from Kubernetes 1.34");
+    repo.aiml(&["validate", "--kubernetes-version", "1.34", "k8s"])
+        .expect_code(0);
     repo.write("aiml.yaml", "kubernetes:\n  version: \"1.29\"\n");
     repo.aiml(&["validate", "k8s"])
         .expect_code(2)
         .stderr_has("aiml.yaml:2")
         .stderr_has("kubernetes.version");
+}
+
+/// A CRD given with `--schemas` whose CEL rules the tool evaluates, cannot evaluate, or would
+/// not end: a rule that fails is an error at its field; one calling a function the tool
+/// lacks (`quantity`), or whose cost bound passes the server's limit, is a warning naming the
+/// rule and the kind, and leaves the exit code alone; a transition rule is skipped.
+#[test]
+fn cel_rules_of_a_given_crd_are_judged_or_named() {
+    let repo = support::TestRepo::new();
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": {
+                "type": "object",
+                "x-kubernetes-validations": [
+                    {"rule": "self.min <= self.max", "message": "min must not exceed max", "fieldPath": ".min"},
+                    {"rule": "quantity(self.size).isGreaterThan(quantity('1Gi'))", "message": "too small"},
+                    {"rule": "self.items.all(a, self.items.all(b, self.items.all(c, a + b + c >= 0)))", "message": "bomb"},
+                    {"rule": "self == oldSelf", "message": "immutable"}
+                ],
+                "properties": {
+                    "min": {"type": "integer"},
+                    "max": {"type": "integer"},
+                    "size": {"type": "string"},
+                    "items": {"type": "array", "items": {"type": "integer"}}
+                }
+            }
+        }
+    });
+    repo.write(
+        "schemas/example.com/widget_v1.json",
+        &serde_json::to_string_pretty(&schema).expect("json"),
+    );
+    let items: Vec<String> = (0..300).map(|i| i.to_string()).collect();
+    let widget = |min: u32| {
+        format!(
+            "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  min: {min}\n  max: 2\n  size: 2Gi\n  items: [{}]\n",
+            items.join(", ")
+        )
+    };
+    repo.write("k8s/ok.yaml", &widget(1));
+    repo.aiml(&["validate", "--schemas", "schemas", "k8s/ok.yaml"])
+        .expect_code(0)
+        .stderr_has("the Widget CRD's rule `quantity(self.size).isGreaterThan(quantity('1Gi'))` was not evaluated: it calls `quantity`")
+        .stderr_has("the Widget CRD's rule `self.items.all(a, self.items.all(b, self.items.all(c, a + b + c >= 0)))` was not evaluated: its cost on this value may reach")
+        .stderr_has("0 errors, 2 warnings");
+    repo.write("k8s/bad.yaml", &widget(3));
+    repo.aiml(&["validate", "--schemas", "schemas", "k8s/bad.yaml"])
+        .expect_code(1)
+        .stderr_has("error[schema-violation]: `spec.min`: min must not exceed max")
+        .stderr_has("k8s/bad.yaml:6:8");
 }

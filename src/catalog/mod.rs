@@ -20,7 +20,7 @@ mod zones;
 
 pub use cuda::{CudaVersion, driver_branch, image_cuda, min_driver};
 pub use gpu::{Gpu, GpuMachine, RetiredGpu, gpu, gpu_for_machine, gpus, retired_gpu, suggest_gpu};
-pub use kubernetes::{KUBERNETES_MINORS, kubernetes_minor_index};
+pub use kubernetes::{DEFAULT_KUBERNETES_MINOR, KUBERNETES_MINORS, kubernetes_minor_index};
 pub use machine::{
     Allocatable, MachineCapacity, allocatable, allocatable_ephemeral_gib, machine_capacity,
     reserved_cpu, reserved_memory_gib,

@@ -72,7 +72,7 @@ struct Global {
     #[arg(long, global = true, value_name = "DIR")]
     schemas: Vec<PathBuf>,
     /// The Kubernetes version of the cluster (`1.34`): objects are checked against the
-    /// built-in kinds it serves [default: 1.32; vendored: 1.32 to 1.36].
+    /// built-in kinds it serves [default: 1.35, GKE's Regular channel; vendored: 1.32 to 1.36].
     #[arg(long, global = true, value_name = "VERSION")]
     kubernetes_version: Option<String>,
     /// Turn a rule off for this run (repeatable, or comma-separated); one object turns rules

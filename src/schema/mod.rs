@@ -3,7 +3,8 @@
 //!
 //! Schemas come from the vendored `schemas/` folder, compressed into the binary by `build.rs`
 //! ([`Schemas::embedded`], [`Schemas::embedded_for`] a target minor of [`versions::MINORS`]):
-//! the Kubernetes built-in kinds of the target (1.32 unless `--kubernetes-version`; strict:
+//! the Kubernetes built-in kinds of the target ([`KUBERNETES_VERSION`], GKE's Regular channel
+//! default, unless `--kubernetes-version`; strict:
 //! unknown fields are errors, as with `kubectl apply`'s default server-side field
 //! validation) and the CRDs the
 //! project renders (Config Connector, JobSet, Kueue, LeaderWorkerSet, Managed Prometheus,
@@ -33,9 +34,13 @@
 //! custom resource is validated without the `null`s the server drops (each a warning); `meta`
 //! checks every object's name, labels and annotations as the server does.
 //!
-//! Not checked: CEL rules (`x-kubernetes-validations`), the API server's Go validation beyond
-//! the schema and `metadata` (immutable fields, cross-field rules such as a selector matching
-//! the template's labels), and list-map key uniqueness (`x-kubernetes-list-map-keys`).
+//! A custom resource's CEL rules (`x-kubernetes-validations`) are evaluated as the server
+//! evaluates them on a create (`validations`): a rule that fails is a `schema-violation` at its
+//! field with the rule's message; one the tool cannot evaluate is a warning.
+//!
+//! Not checked: the API server's Go validation beyond the schema and `metadata` (immutable
+//! fields, cross-field rules such as a selector matching the template's labels), and list-map
+//! key uniqueness (`x-kubernetes-list-map-keys`).
 //!
 //! YAML: the tree holds what kubectl reads (YAML 1.1 resolution, see [`crate::yaml`]), so an
 //! unquoted `on` where a string is expected (a label value) is a boolean, and a finding that
@@ -48,6 +53,7 @@ mod instance;
 mod meta;
 mod server;
 mod store;
+mod validations;
 pub mod versions;
 
 use std::path::PathBuf;
@@ -67,7 +73,7 @@ pub mod rule {
     pub const SCHEMA_UNKNOWN_KIND: &str = "schema-unknown-kind";
     /// A schema given with `--schemas` does not parse or compile.
     pub const SCHEMA_INVALID: &str = "schema-invalid";
-    /// A built-in API version Kubernetes 1.32 no longer serves.
+    /// A built-in API version the target Kubernetes minor no longer serves.
     pub const API_VERSION_REMOVED: &str = "api-version-removed";
     /// A served but deprecated API version.
     pub const API_VERSION_DEPRECATED: &str = "api-version-deprecated";
@@ -79,11 +85,11 @@ pub mod rule {
 pub const RULES: &[Rule] = &[
     Rule {
         id: rule::SCHEMA_VIOLATION,
-        summary: "every object matches the schema of its kind (Kubernetes 1.32 built-ins, vendored CRDs, `--schemas`)",
+        summary: "every object matches the schema of its kind (the target minor's built-ins, vendored CRDs, `--schemas`)",
     },
     Rule {
         id: rule::API_VERSION_REMOVED,
-        summary: "no object uses a built-in API version that Kubernetes 1.32 no longer serves",
+        summary: "no object uses a built-in API version that the target Kubernetes minor no longer serves",
     },
     Rule {
         id: rule::API_VERSION_DEPRECATED,
@@ -105,7 +111,7 @@ pub const RULES: &[Rule] = &[
 
 /// The Kubernetes release whose built-in kinds objects are checked against unless another
 /// target is given (`--kubernetes-version`; [`versions::MINORS`] lists those vendored).
-pub const KUBERNETES_VERSION: &str = "1.32";
+pub const KUBERNETES_VERSION: &str = crate::catalog::DEFAULT_KUBERNETES_MINOR;
 
 /// How to check.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -302,9 +308,20 @@ impl Schemas {
         });
         let node = pruned.as_ref().unwrap_or(object.node);
         let root = instance::At(node);
+        let mut blocked = false;
         if !compiled.validator.is_valid(root) {
             let errors: Vec<_> = compiled.validator.iter_errors(root).collect();
+            blocked = errors.iter().any(blocks_cel);
             explain_all(&report, &errors, compiled, "", node, &mut out);
+        }
+        // CEL rules run on a custom resource whose shape is right, as on the server.
+        if custom
+            && !blocked
+            && let Some(schema) = compiled.root_schema()
+        {
+            let mut outcomes = Vec::new();
+            validations::check(schema, node, &mut outcomes);
+            out.extend(outcomes.into_iter().map(|o| report.cel(o)));
         }
         out.extend(nulls.iter().map(|(at, null)| report.dropped_null(at, null)));
         if custom && let Some(metadata) = object.node.get("metadata") {
@@ -369,6 +386,25 @@ fn check_metadata(report: &explain::Report<'_>, metadata: &Node, out: &mut Vec<D
         let errors: Vec<_> = meta.validator.iter_errors(at).collect();
         explain_all(report, &errors, meta, "/metadata", metadata, out);
     }
+}
+
+/// Whether a schema error keeps the API server from evaluating CEL rules: a wrong type, a
+/// value outside an enum, a missing required field, a string, list or map over its maximum
+/// (k8s.io/apiextensions-apiserver, pkg/registry/customresource/strategy.go,
+/// `hasBlockingErr`: NotSupported, Required, TooLong, TooMany, TypeInvalid). The object is
+/// refused for that error; its rules are not run.
+fn blocks_cel(error: &jsonschema::ValidationError<'_>) -> bool {
+    use jsonschema::error::ValidationErrorKind as Kind;
+    matches!(
+        error.kind(),
+        Kind::Type { .. }
+            | Kind::Enum { .. }
+            | Kind::Constant { .. }
+            | Kind::Required { .. }
+            | Kind::MaxLength { .. }
+            | Kind::MaxItems { .. }
+            | Kind::MaxProperties { .. }
+    )
 }
 
 /// One finding per defect: errors that repeat a type error on the same value are dropped.

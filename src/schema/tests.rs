@@ -59,7 +59,7 @@ spec:
 #[test]
 fn removed_hpa_version_reads_well() {
     insta::assert_snapshot!(rendered(HPA_V2BETA1), @"
-    error[api-version-removed]: HorizontalPodAutoscaler `autoscaling/v2beta1` was removed in Kubernetes 1.25; 1.32 does not serve it
+    error[api-version-removed]: HorizontalPodAutoscaler `autoscaling/v2beta1` was removed in Kubernetes 1.25; 1.35 does not serve it
      --> manifests/app.yaml:1:13
       |
     1 | apiVersion: autoscaling/v2beta1
@@ -124,7 +124,7 @@ fn schemas_are_shared_across_threads() {
 #[test]
 fn embedded_schemas_cover_every_kind_in_the_index() {
     let kinds = Schemas::embedded().kinds();
-    let builtin = embedded::json("kubernetes/v1.32/index.json").unwrap();
+    let builtin = embedded::json(&format!("kubernetes/v{KUBERNETES_VERSION}/index.json")).unwrap();
     let crds = embedded::json("crds/index.json").unwrap();
     let expected = builtin.as_object().unwrap().len() + crds.as_object().unwrap().len();
     assert_eq!(kinds.len(), expected);
@@ -443,4 +443,41 @@ spec:
             "spec.template.metadata.annotations[\"bad key\"]"
         ]
     );
+}
+
+/// A CRD's CEL rule that fails is an error at the rule's field with the rule's message.
+#[test]
+fn a_failed_cel_rule_reads_well() {
+    const JOBSET: &str = "\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: train
+spec:
+  startupPolicy:
+    startupPolicyOrder: InOrder
+  replicatedJobs:
+  - name: workers
+    replicas: 1
+    dependsOn:
+    - {name: workers, status: Ready}
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: main, image: busybox}]
+";
+    insta::assert_snapshot!(rendered(JOBSET), @"
+    error[schema-violation]: `spec`: StartupPolicy and DependsOn APIs are mutually exclusive
+     --> manifests/app.yaml:5:1
+      |
+    5 | spec:
+      | ^^^^ spec
+      |
+      = note: object: JobSet/train
+      = note: expected: the JobSet CRD's rule `!(has(self.startupPolicy) && self.startupPolicy.startupPolicyOrder == 'InOrder' && self.replicatedJobs.exists(x, has(x.dependsOn)))` to hold
+      = help: change the value so that the rule holds
+      = note: rule: `kubectl aiml rules schema-violation`
+    ");
 }

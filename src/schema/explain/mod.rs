@@ -239,6 +239,70 @@ impl<'a> Report<'a> {
         self.diagnostic(d, node.span)
     }
 
+    /// A CEL rule's verdict: a failed rule is an error at its field with the rule's message
+    /// (the server refuses the object); a rule the tool cannot evaluate is a warning that
+    /// names the rule and the kind, so a skip is never silent.
+    pub(crate) fn cel(&self, outcome: super::validations::Outcome<'_>) -> Diagnostic {
+        use super::validations::Outcome;
+        let kind = &self.object.id.kind;
+        // A collection is shown at its key, as other findings show it.
+        let span = |node: &Node, pointer: &str| {
+            let located = pointer::locate(self.object.node, &crate::yaml::pointer::steps(pointer));
+            if located.found {
+                located.span()
+            } else {
+                node.span
+            }
+        };
+        match outcome {
+            Outcome::Failed {
+                node,
+                pointer,
+                rule,
+                message,
+                reason,
+            } => {
+                let path = dotted(&crate::yaml::pointer::steps(&pointer));
+                let shown = if path.is_empty() {
+                    "the object".to_owned()
+                } else {
+                    format!("`{path}`")
+                };
+                let reason = reason.map_or_else(String::new, |r| format!(" ({r})"));
+                let d = Diagnostic::error(
+                    rule::SCHEMA_VIOLATION,
+                    format!("{shown}: {message}{reason}"),
+                )
+                .field(path)
+                .expected(format!(
+                    "the {kind} CRD's rule `{}` to hold",
+                    cut(&rule, 160)
+                ))
+                .fix("change the value so that the rule holds");
+                self.diagnostic(d, span(node, &pointer))
+            }
+            Outcome::NotEvaluated {
+                node,
+                pointer,
+                rule,
+                why,
+            } => {
+                let path = dotted(&crate::yaml::pointer::steps(&pointer));
+                let d = Diagnostic::warning(
+                    rule::SCHEMA_VIOLATION,
+                    format!(
+                        "the {kind} CRD's rule `{}` was not evaluated: {why}; the API server \
+                         evaluates it",
+                        cut(&rule, 160)
+                    ),
+                )
+                .field(path)
+                .expected("the rule to hold (not checked by the tool)");
+                self.diagnostic(d, span(node, &pointer))
+            }
+        }
+    }
+
     /// The findings for one validation error. `prefix` is the pointer of `root` in the object
     /// (`""` or `/metadata`); the error's instance path is relative to `root`.
     pub(crate) fn violation(
