@@ -8,7 +8,9 @@
 //!   server-side apply; in a built-in kind it is an absent field either way. The tool
 //!   accepts the file (exit 0) and warns at exactly the fields the server-side apply names.
 //! - `ok_defaults.yaml`: required fields the server defaults (a CRD schema's `default`, the
-//!   Job defaulting of `onPodConditions[].status`) are accepted by both; a JobSet failure
+//!   Job defaulting of `onPodConditions[].status`, a RoleBinding's `roleRef.apiGroup`), a
+//!   StatefulSet's `serviceName` (required by the 1.32 schema, never by the server) and
+//!   line-wrapped base64 in a Secret are accepted by both, at every vendored minor; a JobSet failure
 //!   policy rule without a name is accepted by the tool because JobSet's webhook names it,
 //!   and refused by this server, which runs no webhook.
 //! - `bad_required_null.yaml`: a required field given as `null` is refused by both.
@@ -35,11 +37,17 @@ fn fixture(name: &str) -> PathBuf {
 
 /// `validate -o json` on one fixture: its exit code and findings.
 fn validate(name: &str) -> (i32, Vec<Value>) {
+    validate_at(name, &[])
+}
+
+/// `validate -o json` with `extra` arguments (a `--kubernetes-version`).
+fn validate_at(name: &str, extra: &[&str]) -> (i32, Vec<Value>) {
     let out = Command::cargo_bin("kubectl-aiml")
         .expect("binary")
         .env("NO_COLOR", "1")
         .current_dir(std::env::temp_dir())
         .args(["validate", "-o", "json"])
+        .args(extra)
         .arg(fixture(name))
         .output()
         .expect("run kubectl-aiml");
@@ -121,6 +129,14 @@ fn nulls_of_custom_resources_are_dropped_with_a_warning() {
 #[test]
 fn fields_the_server_or_a_webhook_defaults_are_not_missing() {
     accepted("ok_defaults.yaml");
+    for minor in ["1.32", "1.33", "1.34", "1.35", "1.36"] {
+        let (code, findings) = validate_at("ok_defaults.yaml", &["--kubernetes-version", minor]);
+        assert_eq!(code, 0, "{minor}: {findings:#?}");
+        assert!(
+            schema_fields(&findings, "error").is_empty(),
+            "{minor}: {findings:#?}"
+        );
+    }
 }
 
 #[test]
@@ -196,7 +212,13 @@ fn the_api_server_treats_nulls_and_defaults_as_the_tool_models() {
     for verb in [&["create"][..], &["apply", "--server-side"]] {
         let out = dry_run(&server, verb, "ok_defaults.yaml");
         let stdout = String::from_utf8_lossy(&out.stdout);
-        for accepted in ["leaderworkerset.x-k8s.io/defaults", "job.batch/defaults"] {
+        for accepted in [
+            "leaderworkerset.x-k8s.io/defaults",
+            "job.batch/defaults",
+            "rolebinding.rbac.authorization.k8s.io/defaults",
+            "statefulset.apps/defaults",
+            "secret/defaults",
+        ] {
             assert!(
                 stdout.contains(accepted),
                 "{verb:?} {accepted}: {}",

@@ -67,8 +67,18 @@ fn is_spelled_duration(text: &str) -> bool {
     digits > 0 && UNITS.contains(&unit)
 }
 
-/// `format: byte` is standard base64 with padding (Go's `base64.StdEncoding`).
+/// `format: byte` is standard base64 with padding (Go's `base64.StdEncoding`), whose decoder
+/// skips `\r` and `\n` anywhere (Go's encoding/base64, `Encoding.Decode`): line-wrapped
+/// base64, as `openssl base64` writes it, is accepted by the server (Secret `data`, and CRD
+/// fields through kube-openapi's `strfmt.IsBase64`).
 pub(crate) fn is_base64(text: &str) -> bool {
+    let unwrapped: String;
+    let text = if text.contains(['\r', '\n']) {
+        unwrapped = text.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
+        unwrapped.as_str()
+    } else {
+        text
+    };
     let body = text.trim_end_matches('=');
     let padding = text.len() - body.len();
     text.len().is_multiple_of(4)
@@ -94,10 +104,25 @@ mod tests {
 
     #[test]
     fn bytes_are_padded_standard_base64() {
-        for good in ["", "aGVsbG8=", "aGk=", "YWJj", "+/+/"] {
+        for good in [
+            "",
+            "aGVsbG8=",
+            "aGk=",
+            "YWJj",
+            "+/+/",
+            "YWJj\nZGVm\r\n",
+            "aGVs\nbG8=\n",
+        ] {
             assert!(is_base64(good), "{good}");
         }
-        for bad in ["hello!", "aGVsbG8", "aGVsbG8===", "a-_b"] {
+        for bad in [
+            "hello!",
+            "aGVsbG8",
+            "aGVsbG8===",
+            "a-_b",
+            "YWJj ZGVm",
+            "aGVs\tbG8=",
+        ] {
             assert!(!is_base64(bad), "{bad}");
         }
     }

@@ -52,8 +52,9 @@ pub(crate) fn builtin_definitions(doc: &mut Value) {
     }
 }
 
-/// Required fields of built-in kinds that the API server's defaulting fills before it
-/// validates: (definition, field).
+/// Required fields (in the published schemas) of built-in kinds that the API server does not
+/// require: its defaulting fills them before it validates, or its Go validation never asked
+/// for them: (definition, field).
 const BUILTIN_DEFAULTS: &[(&str, &str)] = &[
     // kubernetes pkg/apis/batch/v1/defaults.go, `SetDefaults_Job`: a pod failure policy's
     // `onPodConditions` pattern without `status` gets `True` (the published schema requires
@@ -62,6 +63,14 @@ const BUILTIN_DEFAULTS: &[(&str, &str)] = &[
         "io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern",
         "status",
     ),
+    // kubernetes pkg/apis/rbac/v1/defaults.go, `SetDefaults_RoleBinding` and
+    // `SetDefaults_ClusterRoleBinding`: an empty `roleRef.apiGroup` becomes
+    // `rbac.authorization.k8s.io`.
+    ("io.k8s.api.rbac.v1.RoleRef", "apiGroup"),
+    // kubernetes pkg/apis/apps/validation/validation.go, `ValidateStatefulSetSpec`: the
+    // service name is checked only when set. The API types mark it optional from 1.33
+    // (k8s.io/api apps/v1 types.go); the 1.32 schema still requires it.
+    ("io.k8s.api.apps.v1.StatefulSetSpec", "serviceName"),
 ];
 
 /// The type list without `null`, `None` when nothing would be left.
