@@ -137,11 +137,6 @@ const KNOWN_DIFFERENCES: &[(&str, Refuses, &str)] = &[
         Refuses::Tool,
         DROPPED_RULE,
     ),
-    (
-        "ResourceFlavor/null-optional-scalar@spec.nodeLabels.cloud.google.com/gke-tpu-topology",
-        Refuses::Tool,
-        DROPPED_RULE,
-    ),
     // Pod templates the API server does not validate as pod specs when the object is
     // created: a StatefulSet's (`ValidatePodTemplateSpecForStatefulSet`,
     // `pkg/apis/apps/validation/validation.go`, leaves the pod spec out) and a custom
