@@ -65,12 +65,13 @@ impl Workspace {
         let state = root.join(STATE_DIR);
         fs_err::create_dir_all(&state)?;
         check_state(&root)?;
+        let lock = lock(&state.join(LOCK_FILE), lock_timeout)?;
+        // Under the lock: renders started together would otherwise race to create it.
         let ignore = state.join(IGNORE_FILE);
         if !is_present(&ignore) {
             let mut file = create_new(&ignore)?;
             file.write_all(b"# kubectl-aiml's lock, staging and journal: never committed.\n*\n")?;
         }
-        let lock = lock(&state.join(LOCK_FILE), lock_timeout)?;
         let mut workspace = Self {
             root,
             _lock: lock,
